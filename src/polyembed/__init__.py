@@ -1,0 +1,7 @@
+"""polyembed: build multilingual sentence encoders for new and low-resource languages, and prove they work."""
+
+__version__ = "0.1.0"
+
+from polyembed.api import encode, evaluate, load_model  # noqa: E402
+
+__all__ = ["__version__", "encode", "evaluate", "load_model"]

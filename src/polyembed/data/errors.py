@@ -1,0 +1,37 @@
+"""Errors for bad input: every message names the file and the line so a user can fix the data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PolyembedError(Exception):
+    """Base class: the CLI turns these into a one-line message and a non-zero exit."""
+
+
+class DataError(PolyembedError):
+    """A data file exists but its content is unusable; carries file and 1-based line."""
+
+    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class DatasetNotFoundError(PolyembedError):
+    """A registered dataset is not under the data root: say where we looked and where to get it."""
+
+    def __init__(self, name: str, tried: str | Path, source: str) -> None:
+        self.name = name
+        self.tried = str(tried)
+        self.source = source
+        super().__init__(
+            f"dataset '{name}' not found at {self.tried}. Download it from {source} "
+            f"and point POLYEMBED_DATA or --data-root at the folder that holds '{Path(self.tried).name}'."
+        )
+
+
+class UnknownLanguageError(PolyembedError):
+    """A language code that a dataset or task does not have."""

