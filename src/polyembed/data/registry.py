@@ -212,7 +212,7 @@ for _info in [
         splits=("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr"),
         licence="research use (Flickr30k terms)",
         source="https://github.com/multi30k/dataset",
-        reader=f"{_R}.parallel:read_multi30k",
+        reader=f"{_R}.multiway:read_multi30k",
     ),
     DatasetInfo(
         name="mafand-mt",

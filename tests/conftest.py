@@ -1,0 +1,70 @@
+"""Shared fixtures: the real data root (skip when absent), a deterministic tiny encoder, the offline models."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class HashingEncoder:
+    """A deterministic bag-of-character-trigram encoder for fast task tests (no model download).
+
+    It is a real (weak) encoder: texts sharing trigrams get similar vectors, so tasks produce
+    meaningful, reproducible scores without loading a transformer.
+    """
+
+    routes_by_language = False
+
+    def __init__(self, dimension: int = 256, name: str = "hashing-test") -> None:
+        self.dimension = dimension
+        self.name = name
+        self.calls: list[int] = []
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        language: str | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray:
+        self.calls.append(len(sentences))
+        out = np.zeros((len(sentences), self.dimension), dtype=np.float32)
+        for row, text in enumerate(sentences):
+            padded = f"  {text.lower()}  "
+            for i in range(len(padded) - 2):
+                digest = hashlib.md5(padded[i : i + 3].encode("utf-8")).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
+        return out
+
+
+@pytest.fixture
+def hashing_encoder() -> HashingEncoder:
+    return HashingEncoder()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data root (../shared/data or $POLYEMBED_DATA); tests needing it skip when absent."""
+    from polyembed.data.errors import PolyembedError
+    from polyembed.data.root import data_root
+
+    try:
+        return data_root()
+    except PolyembedError:
+        pytest.skip("real data root not found")
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from polyembed.models import load_model
+
+    return load_model("minilm-en")
