@@ -50,3 +50,27 @@ class MultipleChoiceItem:
     context_language: str = ""
     candidate_language: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class MultiwayText:
+    """N-way parallel text: texts[lang][i] are translations of each other for every language."""
+
+    texts: dict[str, list[str]]
+
+    def __post_init__(self) -> None:
+        lengths = {lang: len(lines) for lang, lines in self.texts.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"languages differ in length: {lengths}")
+
+    @property
+    def languages(self) -> list[str]:
+        """Language codes in insertion order."""
+        return list(self.texts)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.texts.values()))) if self.texts else 0
+
+    def pair(self, source: str, target: str) -> ParallelText:
+        """The two-language view of this text."""
+        return ParallelText(self.texts[source], self.texts[target], source, target)
