@@ -17,9 +17,9 @@ def line_aligned_files(directory: Path, prefix: str | None = None) -> dict[str, 
     if not directory.is_dir():
         raise DataError(directory, None, "not a directory of line-aligned files")
     found: dict[str, Path] = {}
-    pattern = re.compile(r"^(?P<prefix>.+)\.(?P<lang>[A-Za-z_]{2,12})(?:\.gz)?$")
+    pattern = re.compile(r"^(?P<prefix>.+)\.(?P<lang>[A-Za-z_]{2,12})$")
     for path in sorted(directory.iterdir()):
-        match = pattern.match(path.name)
+        match = pattern.match(path.name.removesuffix(".gz"))
         if not path.is_file() or not match or (prefix is not None and match["prefix"] != prefix):
             continue
         if match["lang"].upper() == match["lang"] and len(match["lang"]) > 3:  # README, LICENSE...
