@@ -1,18 +1,24 @@
-"""The small public Python API: load a model, encode, evaluate."""
+"""The small public Python API: load a model, encode (language-routed when asked), evaluate."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
+from polyembed.eval.api import evaluate
 from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.langid import identify_languages
 from polyembed.models.loading import load_model
 
 
 def _as_encoder(model: str | SentenceEncoder) -> SentenceEncoder:
     return load_model(model) if isinstance(model, str) else model
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def encode(
@@ -27,16 +33,42 @@ def encode(
     """Embed sentences with a model name or encoder; rows L2-normalised by default."""
     encoder = _as_encoder(model)
     vectors = encoder.encode(sentences, language=language, batch_size=batch_size, show_progress_bar=show_progress_bar)
-    if normalize and len(vectors):
-        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return vectors
+    return _normalize(vectors) if normalize and len(vectors) else vectors
 
 
-def evaluate(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - replaced below once the runner lands
-    """Evaluate a model on tasks or a suite (see polyembed.eval.api.evaluate)."""
-    from polyembed.eval.api import evaluate as _evaluate
+def encode_lines(
+    model: str | SentenceEncoder,
+    sentences: Sequence[str],
+    language: str | None = None,
+    *,
+    batch_size: int = 64,
+    normalize: bool = True,
+) -> tuple[np.ndarray, Counter[str]]:
+    """Encode mixed-language input: without `language`, a language-routed model gets each line's detected
+    language (langid); returns the matrix in input order and the per-language line counts."""
+    encoder = _as_encoder(model)
+    if language is not None or not getattr(encoder, "routes_by_language", False):
+        languages = [language or "?"] * len(sentences) if language else identify_languages(sentences)
+        vectors = encode(
+            encoder,
+            sentences,
+            language,
+            batch_size=batch_size,
+            normalize=normalize,
+            show_progress_bar=len(sentences) > batch_size,
+        )
+        return vectors, Counter(languages)
+    detected = identify_languages(sentences)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, code in enumerate(detected):
+        groups[code].append(index)
+    out: np.ndarray | None = None
+    for code, indices in groups.items():
+        part = encode(encoder, [sentences[i] for i in indices], code, batch_size=batch_size, normalize=normalize)
+        if out is None:
+            out = np.zeros((len(sentences), part.shape[1]), dtype=np.float32)
+        out[indices] = part
+    return (out if out is not None else np.zeros((0, 0), dtype=np.float32)), Counter(detected)
 
-    return _evaluate(*args, **kwargs)
 
-
-__all__ = ["encode", "evaluate", "load_model", "Path"]
+__all__ = ["encode", "encode_lines", "evaluate", "load_model"]

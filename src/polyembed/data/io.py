@@ -24,7 +24,9 @@ def _decode_lines(path: Path, raw: bytes, encoding: str = "utf-8") -> list[str]:
         try:
             text = line.decode(encoding)
         except UnicodeDecodeError as err:
-            raise DataError(path, number, f"not valid UTF-8 (byte {err.start}: {line[err.start:err.start+1]!r})") from err
+            raise DataError(
+                path, number, f"not valid UTF-8 (byte {err.start}: {line[err.start : err.start + 1]!r})"
+            ) from err
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         out.append(text.rstrip("\r"))
@@ -75,7 +77,9 @@ def read_parallel(path_a: str | Path, path_b: str | Path) -> tuple[list[str], li
     return a, b
 
 
-def iter_csv(path: str | Path, *, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, list[str]]]:
+def iter_csv(
+    path: str | Path, *, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
+) -> Iterator[tuple[int, list[str]]]:
     """Yield (line number of the record's first line, fields) from a UTF-8 CSV/TSV (BOM tolerated)."""
     path = Path(path)
     text = read_text(path)

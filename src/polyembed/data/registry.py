@@ -76,11 +76,16 @@ def get_dataset(name: str) -> DatasetInfo:
 
 
 TATOEBA_LANGUAGES = tuple(
-    "afr amh ang ara arq arz ast awa aze bel ben ber bos bre bul cat cbk ceb ces cha cmn cor csb cym dan deu dsb "
-    "dtp ell epo est eus fao fin fra fry gla gle glg gsw heb hin hrv hsb hun hye ido ile ina ind isl ita jav jpn "
-    "kab kat kaz khm kor kur kzj lat lfn lit lvs mal mar max mhr mkd mon nds nld nno nob nov oci orv pam pes pms "
-    "pol por ron rus slk slv spa sqi srp swe swg swh tam tat tel tgl tha tuk tur tzl uig ukr urd uzb vie war wuu "
-    "xho yid yue zsm".split()
+    """
+    afr amh ang ara arq arz ast awa aze bel ben ber bos bre
+    bul cat cbk ceb ces cha cmn cor csb cym dan deu dsb dtp
+    ell epo est eus fao fin fra fry gla gle glg gsw heb hin
+    hrv hsb hun hye ido ile ina ind isl ita jav jpn kab kat
+    kaz khm kor kur kzj lat lfn lit lvs mal mar max mhr mkd
+    mon nds nld nno nob nov oci orv pam pes pms pol por ron
+    rus slk slv spa sqi srp swe swg swh tam tat tel tgl tha
+    tuk tur tzl uig ukr urd uzb vie war wuu xho yid yue zsm
+    """.split()
 )
 
 for _info in [
@@ -91,11 +96,13 @@ for _info in [
         languages=("ar-ar", "ar-en", "es-es", "es-en", "en-en", "tr-en"),
         splits=("test",),
         licence="CC BY-SA 4.0",
-        source="https://alt.qcri.org/semeval2017/task1/ (mirror: github.com/eduardofv/sts_eval data/sources/Sts2017.*.zip)",
+        source="https://alt.qcri.org/semeval2017/task1/ (mirror: github.com/eduardofv/sts_eval data/sources)",
         reader=f"{_R}.sts:read_sts2017",
         citation="Cer et al., SemEval-2017 Task 1",
-        notes=("track 6 input has 500 lines for 250 gold scores: lines 1-250 are used",
-               "tracks 2 and 6 put the English sentence first; track 4b (WMT) gold bunches at 5"),
+        notes=(
+            "track 6 input has 500 lines for 250 gold scores: lines 1-250 are used",
+            "tracks 2 and 6 put the English sentence first; track 4b (WMT) gold bunches at 5",
+        ),
     ),
     DatasetInfo(
         name="stsbenchmark",
@@ -166,8 +173,27 @@ for _info in [
         name="tatoeba-challenge",
         folder="tatoeba-challenge-v2021-08-07",
         description="Tatoeba Translation Challenge test sets v2021-08-07, 19 X-eng pairs",
-        languages=("ara", "aze", "deu", "cmn_Hans", "fra", "hin", "ita", "jpn", "kaz", "kor", "nld", "rus",
-                   "spa", "swa", "tat", "tuk", "tur", "uig", "uzb"),
+        languages=(
+            "ara",
+            "aze",
+            "deu",
+            "cmn_Hans",
+            "fra",
+            "hin",
+            "ita",
+            "jpn",
+            "kaz",
+            "kor",
+            "nld",
+            "rus",
+            "spa",
+            "swa",
+            "tat",
+            "tuk",
+            "tur",
+            "uig",
+            "uzb",
+        ),
         splits=("test",),
         licence="CC BY 2.0 FR (Tatoeba)",
         source="https://github.com/Helsinki-NLP/Tatoeba-Challenge (mirror: Helsinki-NLP/OPUS-MT-testsets)",

@@ -14,7 +14,10 @@ _override: Path | None = None
 def _default_candidates() -> list[Path]:
     """`../shared/data` next to the working directory, then next to a source checkout."""
     here = Path(__file__).resolve()
-    return [Path.cwd().parent / "shared" / "data", here.parents[4] / "shared" / "data" if len(here.parents) > 4 else Path()]
+    return [
+        Path.cwd().parent / "shared" / "data",
+        here.parents[4] / "shared" / "data" if len(here.parents) > 4 else Path(),
+    ]
 
 
 def set_data_root(path: str | Path | None) -> None:

@@ -77,7 +77,15 @@ class EmbeddingProvider(ABC):
         path = self.figure_dir / f"{name}.png"
         with atomic_write(path, "wb") as handle:
             figure.savefig(handle, format="png", dpi=110, bbox_inches="tight")
+        self.saved_figures.append(path)
         return path
+
+    @property
+    def saved_figures(self) -> list[Path]:
+        """Figures written so far in this run, in order."""
+        if not hasattr(self, "_saved_figures"):
+            self._saved_figures: list[Path] = []
+        return self._saved_figures
 
 
 class Task(ABC):

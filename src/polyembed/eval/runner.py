@@ -80,6 +80,7 @@ class TaskRun:
     scores: list[Score]
     seconds: float
     sentences_encoded: int
+    figures: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -138,10 +139,18 @@ def run_tasks(
     progress = tqdm(tasks, desc=f"eval {encoder.name}", unit="task", disable=not show_progress)
     for task in progress:
         progress.set_postfix_str(task.name)
-        before = cache.encoded_count
+        before, figures_before = cache.encoded_count, len(cache.saved_figures)
         task_start = time.perf_counter()
         scores = task.evaluate(cache)
-        runs.append(TaskRun(task, scores, time.perf_counter() - task_start, cache.encoded_count - before))
+        runs.append(
+            TaskRun(
+                task,
+                scores,
+                time.perf_counter() - task_start,
+                cache.encoded_count - before,
+                cache.saved_figures[figures_before:],
+            )
+        )
     return EvaluationResult(
         model=encoder.name, runs=runs, seconds=time.perf_counter() - start, environment=environment_info()
     )

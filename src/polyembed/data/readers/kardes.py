@@ -11,8 +11,17 @@ KARDES_FOLDERS = {"az": "azeri", "kk": "kazakh", "ky": "kyrgyz", "ug": "uyghur",
 
 REQUIRED_COLUMNS = {
     "sts": ("sentence1", "sentence2", "score", "s1_translation", "s2_translation"),
-    "xcopa": ("id", "asks-for", "most-plausible-alternative", "p", "a1", "a2",
-              "p_translation", "a1_translation", "a2_translation"),
+    "xcopa": (
+        "id",
+        "asks-for",
+        "most-plausible-alternative",
+        "p",
+        "a1",
+        "a2",
+        "p_translation",
+        "a1_translation",
+        "a2_translation",
+    ),
     "xnli": ("gold_label", "sentence1", "sentence2", "s1_translation", "s2_translation"),
 }
 

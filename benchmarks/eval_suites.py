@@ -1,0 +1,144 @@
+"""Benchmark: evaluate the offline models on the `default` and `full` suites and write docs/benchmarks.md.
+
+    python benchmarks/eval_suites.py                       # both suites, both models (full takes long)
+    python benchmarks/eval_suites.py --suites default      # only the default suite
+    python benchmarks/eval_suites.py --render-only         # rebuild docs/benchmarks.md from saved results
+
+Raw results go to results/bench/<suite>/<model>/ (results.json, report.md, plots); the markdown is
+rendered from every results.json found there, so suites can be run separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "results" / "bench"
+DOC = REPO / "docs" / "benchmarks.md"
+
+# Measured here with plain sentence-transformers (the brief); our eval must agree.
+REFERENCES = [
+    ("sts17", "en-en", {"minilm-en": 87.6, "me5-small": 86.6}),
+    ("stsb-multi-mt", "en-de", {"minilm-en": 28.5, "me5-small": 67.2}),
+    ("tatoeba", "deu", {"minilm-en": 12.7, "me5-small": 97.1}),
+    ("tatoeba", "amh", {"minilm-en": 1.5, "me5-small": 81.0}),
+]
+
+
+def machine() -> str:
+    """CPU model and core count, for the record."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def run_suite(model: str, suite: str) -> None:
+    """Evaluate one model on one suite through the public API (writes results/bench/<suite>/<model>)."""
+    from polyembed import evaluate
+
+    start = time.perf_counter()
+    evaluate(model, suite=suite, out_dir=RESULTS / suite / model)
+    print(f"[{suite}] {model}: {time.perf_counter() - start:.1f} s", flush=True)
+
+
+def load_results() -> dict[str, dict[str, dict]]:
+    """suite -> model -> results.json content."""
+    found: dict[str, dict[str, dict]] = defaultdict(dict)
+    for path in sorted(RESULTS.glob("*/*/results.json")):
+        found[path.parent.parent.name][path.parent.name] = json.loads(path.read_text())
+    return found
+
+
+def _main_rows(task: dict) -> dict[str, float]:
+    return {row["subset"]: row["value"] for row in task["scores"] if row["main"]}
+
+
+def _summary(task: dict) -> float:
+    rows = _main_rows(task)
+    if "avg" in rows:
+        return rows["avg"]
+    measured = [v for k, v in rows.items() if not k.endswith("avg")]
+    return sum(measured) / len(measured) if measured else float("nan")
+
+
+def render(results: dict[str, dict[str, dict]], command: str) -> str:
+    """The markdown document: reference checks, then per suite a summary, timings and per-task tables."""
+    lines = ["# Benchmarks", "", f"Command: `{command}`", "", f"Machine: {machine()}.", ""]
+    lines += ["## Reference checks (plain sentence-transformers numbers from the brief)", "",
+              "| task | subset | model | polyembed | reference | diff |", "|---|---|---|---|---|---|"]
+    for task_name, subset, refs in REFERENCES:
+        for model, ref in refs.items():
+            for suite in ("default", "full"):
+                data = results.get(suite, {}).get(model)
+                task = next((t for t in (data or {}).get("tasks", []) if t["task"] == task_name), None)
+                if task and subset in _main_rows(task):
+                    value = _main_rows(task)[subset]
+                    lines.append(f"| {task_name} | {subset} | {model} | {value:.2f} | {ref:.1f} | {value - ref:+.2f} |")
+                    break
+    for suite, by_model in sorted(results.items()):
+        models = sorted(by_model)
+        lines += ["", f"## Suite `{suite}`", ""]
+        lines.append("| model | total wall time (s) | torch | threads |")
+        lines.append("|---|---|---|---|")
+        for model in models:
+            env = by_model[model]["environment"]
+            lines.append(f"| {model} | {by_model[model]['seconds']:.1f} | {env['torch']} | {env['cpu_threads']} |")
+        lines += ["", "| task | main metric | " + " | ".join(models) + " | " +
+                  " | ".join(f"{m} s" for m in models) + " |", "|---" * (2 + 2 * len(models)) + "|"]
+        task_names = [t["task"] for t in by_model[models[0]]["tasks"]]
+        for name in task_names:
+            tasks = {m: next(t for t in by_model[m]["tasks"] if t["task"] == name) for m in models}
+            metric = tasks[models[0]]["metadata"]["main_score"]
+            values = " | ".join(f"{_summary(tasks[m]):.2f}" for m in models)
+            times = " | ".join(f"{tasks[m]['seconds']:.1f}" for m in models)
+            lines.append(f"| {name} | {metric} | {values} | {times} |")
+        for name in task_names:
+            tasks = {m: next(t for t in by_model[m]["tasks"] if t["task"] == name) for m in models}
+            rows = {m: _main_rows(tasks[m]) for m in models}
+            subsets = list(rows[models[0]])
+            metric = tasks[models[0]]["metadata"]["main_score"]
+            lines += ["", f"### {suite} · {name} ({metric})", "", "| subset | " + " | ".join(models) + " |",
+                      "|---" * (1 + len(models)) + "|"]
+            for subset in subsets:
+                lines.append(f"| {subset} | " + " | ".join(
+                    f"{rows[m][subset]:.2f}" if subset in rows[m] else "—" for m in models) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suites", default="default,full")
+    parser.add_argument("--models", default="minilm-en,me5-small")
+    parser.add_argument("--render-only", action="store_true")
+    args = parser.parse_args()
+    if not args.render_only:
+        for suite in args.suites.split(","):
+            for model in args.models.split(","):
+                run_suite(model, suite)
+    command = "python benchmarks/eval_suites.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    from polyembed.data.io import atomic_write
+
+    with atomic_write(DOC) as handle:
+        handle.write(render(load_results(), command.strip()))
+    print(f"wrote {DOC}")
+    subprocess.run(["git", "-C", str(REPO), "status", "--short", str(DOC)], check=False)
+
+
+if __name__ == "__main__":
+    main()

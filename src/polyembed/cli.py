@@ -1,0 +1,178 @@
+"""The `polyembed` command line: thin typer wrappers over the Python API (no logic of its own)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from polyembed.data.errors import PolyembedError
+
+app = typer.Typer(
+    help="polyembed: build multilingual sentence encoders and prove they work.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+models_app = typer.Typer(help="Built-in offline models: list, prepare, prune.", no_args_is_help=True)
+data_app = typer.Typer(help="The dataset registry and the local data root.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+app.add_typer(data_app, name="data")
+
+DataRootOption = Annotated[
+    Path | None,
+    typer.Option("--data-root", help="Folder with the datasets (default: $POLYEMBED_DATA, else ../shared/data)."),
+]
+
+
+def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn polyembed errors into one clear line on stderr and exit code 2 (no traceback)."""
+
+    @wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except PolyembedError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def _split(values: str | None) -> list[str] | None:
+    return [v.strip() for v in values.split(",") if v.strip()] if values else None
+
+
+@app.command("eval")
+@clean_errors
+def eval_command(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")
+    ] = "me5-small",
+    suite: Annotated[str, typer.Option(help="Suite: default or full (ignored when --tasks is given).")] = "default",
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task names (see `polyembed tasks`).")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder.")] = Path("results/eval"),
+    data_root: DataRootOption = None,
+    batch_size: Annotated[int, typer.Option(help="Encoding batch size.")] = 64,
+    plots: Annotated[bool, typer.Option(help="Write plots.")] = True,
+) -> None:
+    """Evaluate a model and write results.json, report.md and plots to --out."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.report import task_summary
+
+    result = evaluate(
+        model, _split(tasks), suite=suite, out_dir=out, data_root=data_root, batch_size=batch_size, plots=plots
+    )
+    for run in result.runs:
+        typer.echo(
+            f"{run.task.name:32s} {run.task.metadata.main_score:>12s} {task_summary(run.scores):7.2f}  "
+            f"({run.seconds:.1f} s)"
+        )
+    typer.echo(f"wrote {out}/results.json and {out}/report.md ({result.seconds:.1f} s)")
+
+
+@app.command("tasks")
+@clean_errors
+def tasks_command() -> None:
+    """List the registered evaluation tasks."""
+    from polyembed.eval.base import list_tasks
+
+    for meta in list_tasks():
+        typer.echo(
+            f"{meta.name:30s} {meta.type:18s} {meta.main_score:12s} {len(meta.languages):4d} subsets  "
+            f"{meta.description}"
+        )
+
+
+@app.command("encode")
+@clean_errors
+def encode_command(
+    input: Annotated[Path, typer.Argument(help="Text file, one sentence per line (UTF-8).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the .npy matrix.")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    language: Annotated[str | None, typer.Option(help="Language of all lines (default: detect per line).")] = None,
+    batch_size: Annotated[int, typer.Option()] = 64,
+    normalize: Annotated[bool, typer.Option(help="L2-normalise rows.")] = True,
+) -> None:
+    """Encode a text file into a .npy matrix (one row per line)."""
+    import numpy as np
+
+    from polyembed.api import encode_lines
+    from polyembed.data.io import atomic_write, read_lines
+
+    sentences = read_lines(input)
+    vectors, languages = encode_lines(model, sentences, language, batch_size=batch_size, normalize=normalize)
+    with atomic_write(output, "wb") as handle:
+        np.save(handle, vectors)
+    summary = ", ".join(f"{lang}:{count}" for lang, count in sorted(languages.items()))
+    typer.echo(f"encoded {len(sentences)} sentences ({summary}) -> {output} {vectors.shape}")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Show the built-in offline models."""
+    from polyembed.models.loading import BUILTIN_MODELS
+
+    for info in BUILTIN_MODELS.values():
+        typer.echo(
+            f"{info.name:12s} {info.languages:32s} {info.licence:12s} {info.description}\n"
+            f"{'':12s} source: {info.source}"
+        )
+
+
+@models_app.command("prepare")
+@clean_errors
+def models_prepare(name: Annotated[str, typer.Argument(help="Built-in model name.")] = "me5-small") -> None:
+    """Build (convert) a built-in model into the cache now, so later runs start at once."""
+    from polyembed.models.loading import BUILTIN_MODELS
+
+    if name not in BUILTIN_MODELS:
+        raise PolyembedError(f"unknown built-in model '{name}'; known: {', '.join(BUILTIN_MODELS)}")
+    typer.echo(f"{name}: {BUILTIN_MODELS[name].locate()}")
+
+
+@models_app.command("prune")
+@clean_errors
+def models_prune(
+    corpus: Annotated[list[Path], typer.Argument(help="Text files whose vocabulary is kept.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the pruned model.")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+) -> None:
+    """Keep only the vocabulary pieces a corpus uses: a smaller language-specific model."""
+    from polyembed.data.io import read_lines
+    from polyembed.models.loading import load_model
+    from polyembed.models.pruning import prune_vocabulary
+
+    lines = [line for path in corpus for line in read_lines(path, allow_empty=True) if line.strip()]
+    path = prune_vocabulary(load_model(model), lines, out)
+    typer.echo(f"pruned model written to {path}")
+
+
+@data_app.command("list")
+@clean_errors
+def data_list(data_root: DataRootOption = None) -> None:
+    """Show the registered datasets, whether they are present locally, their licence and source."""
+    from polyembed.data.registry import DATASETS
+    from polyembed.data.root import data_root as resolve
+
+    try:
+        root: Path | None = resolve(data_root)
+    except PolyembedError as err:
+        typer.echo(f"data root: not found ({err})")
+        root = None
+    else:
+        typer.echo(f"data root: {root}")
+    for info in DATASETS.values():
+        present = "present" if root is not None and info.available(root) else "MISSING"
+        typer.echo(
+            f"{info.name:22s} {present:8s} {info.licence[:28]:28s} {len(info.languages):3d} langs  {info.source}"
+        )
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Entry point used by `python -m polyembed`."""
+    app(prog_name="polyembed")
+    sys.exit(0)

@@ -1,0 +1,93 @@
+"""`evaluate`: run a suite or task list on a model and (optionally) write the report, all-or-nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from polyembed.data.errors import PolyembedError
+from polyembed.data.registry import get_dataset
+from polyembed.data.root import data_root as resolve_data_root
+from polyembed.eval.base import Task, get_task
+from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
+from polyembed.eval.runner import EvaluationResult, run_tasks
+from polyembed.eval.suites import suite_tasks
+from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.loading import load_model
+
+
+def resolve_tasks(tasks: Sequence[str | Task] | None = None, suite: str | None = None) -> list[Task]:
+    """Task objects from names/instances, or from a named suite (default: the 'default' suite)."""
+    if tasks:
+        return [get_task(task) if isinstance(task, str) else task for task in tasks]
+    return suite_tasks(suite or "default")
+
+
+def check_datasets(tasks: Sequence[Task], data_root: Path) -> None:
+    """Fail before any encoding when a task's dataset is missing (the error names path and source)."""
+    for task in tasks:
+        for name in task.metadata.datasets:
+            get_dataset(name).path(data_root)
+
+
+def _publish(staging: Path, out_dir: Path) -> None:
+    """Move every staged file into out_dir (file-by-file renames on the same filesystem)."""
+    for source in sorted(staging.rglob("*")):
+        if source.is_file():
+            target = out_dir / source.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+
+
+def evaluate(
+    model: str | SentenceEncoder,
+    tasks: Sequence[str | Task] | None = None,
+    *,
+    suite: str | None = None,
+    out_dir: str | Path | None = None,
+    data_root: str | Path | None = None,
+    batch_size: int = 64,
+    show_progress: bool = True,
+    plots: bool = True,
+) -> EvaluationResult:
+    """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
+
+    Outputs are staged in a temporary folder and moved into `out_dir` only when every task succeeded,
+    so a failed run never leaves partial results behind.
+    """
+    root = resolve_data_root(data_root)
+    task_list = resolve_tasks(tasks, suite)
+    check_datasets(task_list, root)
+    encoder = load_model(model) if isinstance(model, str) else model
+    if out_dir is None:
+        return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
+    out_path = Path(out_dir).expanduser().resolve()
+    if out_path.exists() and not out_path.is_dir():
+        raise PolyembedError(f"--out {out_path} exists and is not a directory")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.partial-", dir=out_path.parent))
+    try:
+        result = run_tasks(
+            encoder,
+            task_list,
+            data_root=root,
+            figure_dir=staging / "plots" if plots else None,
+            batch_size=batch_size,
+            show_progress=show_progress,
+        )
+        figures: dict[str, list[str]] = {}
+        for run in result.runs:
+            figures[run.task.name] = [f"plots/{path.name}" for path in run.figures]
+        if plots:
+            for task_name, names in plot_task_bars(result, staging / "plots").items():
+                figures.setdefault(task_name, []).extend(names)
+        write_results_json(result, staging / "results.json")
+        write_report_md(result, staging / "report.md", figures)
+        out_path.mkdir(parents=True, exist_ok=True)
+        _publish(staging, out_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return result

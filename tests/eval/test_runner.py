@@ -1,0 +1,49 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from polyembed.data.errors import DataError
+from polyembed.eval.api import evaluate
+from polyembed.eval.runner import EmbeddingCache, run_tasks
+from tests.eval.mock_tasks import FailingMock, PairSimilarityMock
+
+
+def test_cache_encodes_each_unique_sentence_once(hashing_encoder, tmp_path: Path) -> None:
+    cache = EmbeddingCache(hashing_encoder, tmp_path, show_progress=False)
+    first = cache.embed(["a", "b", "a"])
+    second = cache.embed(["b", "c"])
+    assert hashing_encoder.calls == [2, 1]
+    assert cache.encoded_count == 3 and cache.requested_count == 5
+    assert first.shape == (3, 256) and (first[0] == first[2]).all() and (first[1] == second[0]).all()
+    assert abs(float((first**2).sum(1)[0]) - 1.0) < 1e-5
+
+
+def test_run_tasks_collects_scores_and_timing(hashing_encoder, tmp_path: Path) -> None:
+    result = run_tasks(hashing_encoder, [PairSimilarityMock()], data_root=tmp_path, show_progress=False)
+    run = result.runs[0]
+    assert {s.subset for s in run.scores} == {"en", "de", "avg"}
+    assert run.sentences_encoded == 8 and all(s.main for s in run.scores)
+    assert result.environment["torch"].startswith("2.")
+
+
+def test_evaluate_writes_report_and_plots(hashing_encoder, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    evaluate(hashing_encoder, [PairSimilarityMock()], out_dir=out, data_root=tmp_path, show_progress=False)
+    data = json.loads((out / "results.json").read_text())
+    assert data["model"] == "hashing-test" and data["tasks"][0]["task"] == "mock-pairs"
+    rows = data["tasks"][0]["scores"]
+    assert {"task", "split", "subset", "metric", "value", "model"} <= set(rows[0])
+    report = (out / "report.md").read_text()
+    assert "## mock-pairs" in report and "| en |" in report and "plots/mock-pairs.png" in report
+    assert (out / "plots" / "mock-pairs.png").stat().st_size > 1000
+    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+
+
+def test_failed_run_leaves_no_partial_output(hashing_encoder, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with pytest.raises(DataError, match="corrupt.txt:3"):
+        evaluate(hashing_encoder, [PairSimilarityMock(), FailingMock()], out_dir=out, data_root=tmp_path,
+                 show_progress=False)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
