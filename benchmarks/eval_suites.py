@@ -57,6 +57,31 @@ def run_suite(model: str, suite: str) -> None:
     print(f"[{suite}] {model}: {time.perf_counter() - start:.1f} s", flush=True)
 
 
+def measure_throughput(model_name: str, n: int = 1024, batch_size: int = 64) -> dict:
+    """Sentences per second of `encode` (batch 64, 2 torch threads) on STS-B test English sentences."""
+    import torch
+
+    from polyembed import encode, load_model
+    from polyembed.data.registry import get_dataset
+
+    torch.set_num_threads(2)
+    pairs = get_dataset("stsbenchmark").load("test")
+    sentences = list(dict.fromkeys(pairs.sentences1 + pairs.sentences2))[:n]
+    model = load_model(model_name)
+    encode(model, sentences[:batch_size], batch_size=batch_size)  # warm-up
+    start = time.perf_counter()
+    encode(model, sentences, batch_size=batch_size)
+    seconds = time.perf_counter() - start
+    return {"model": model_name, "sentences": len(sentences), "batch_size": batch_size, "threads": 2,
+            "seconds": round(seconds, 2), "sentences_per_second": round(len(sentences) / seconds, 1)}
+
+
+def load_throughput() -> list[dict]:
+    """Saved throughput measurements."""
+    path = RESULTS / "throughput.json"
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
 def load_results() -> dict[str, dict[str, dict]]:
     """suite -> model -> results.json content."""
     found: dict[str, dict[str, dict]] = defaultdict(dict)
@@ -91,6 +116,15 @@ def render(results: dict[str, dict[str, dict]], command: str) -> str:
                     value = _main_rows(task)[subset]
                     lines.append(f"| {task_name} | {subset} | {model} | {value:.2f} | {ref:.1f} | {value - ref:+.2f} |")
                     break
+    throughput = load_throughput()
+    if throughput:
+        reference = {"minilm-en": 387, "me5-small": 142}
+        lines += ["", "## Encoding throughput (STS-B test sentences, batch 64, 2 threads)", "",
+                  "| model | sentences | seconds | sentences/s | reference (plain sentence-transformers) |",
+                  "|---|---|---|---|---|"]
+        for row in throughput:
+            lines.append(f"| {row['model']} | {row['sentences']} | {row['seconds']} | {row['sentences_per_second']} "
+                         f"| {reference.get(row['model'], '—')} |")
     for suite, by_model in sorted(results.items()):
         models = sorted(by_model)
         lines += ["", f"## Suite `{suite}`", ""]
@@ -126,8 +160,15 @@ def main() -> None:
     parser.add_argument("--suites", default="default,full")
     parser.add_argument("--models", default="minilm-en,me5-small")
     parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--throughput", action="store_true", help="also measure encoding throughput")
     args = parser.parse_args()
-    if not args.render_only:
+    if args.throughput and not args.render_only:
+        from polyembed.data.io import atomic_write
+
+        rows = [measure_throughput(model) for model in args.models.split(",")]
+        with atomic_write(RESULTS / "throughput.json") as handle:
+            json.dump(rows, handle, indent=2)
+    if not args.render_only and args.suites:
         for suite in args.suites.split(","):
             for model in args.models.split(","):
                 run_suite(model, suite)

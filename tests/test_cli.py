@@ -1,0 +1,84 @@
+"""The CLI's error contract: clear one-line errors, non-zero exit, no partial results."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from polyembed.cli import app
+
+runner = CliRunner()
+
+
+def _no_results(path: Path) -> bool:
+    return not path.exists() or not any(path.rglob("results.json"))
+
+
+def test_wrong_data_root_is_a_clear_error(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--data-root",
+                                 str(tmp_path / "nowhere"), "--out", str(out)])
+    assert result.exit_code == 2
+    assert "error:" in result.output and "nowhere" in result.output and "not a directory" in result.output
+    assert _no_results(out)
+
+
+def test_missing_dataset_names_path_and_source(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--data-root", str(tmp_path),
+                                 "--out", str(out)])
+    assert result.exit_code == 2
+    assert str(tmp_path / "sts2017") in result.output and "https://" in result.output
+    assert _no_results(out)
+
+
+def test_corrupted_file_reports_file_and_line(tmp_path: Path, shared_data: Path) -> None:
+    root = tmp_path / "data"
+    shutil.copytree(shared_data / "sts2017", root / "sts2017")
+    gold = root / "sts2017" / "STS2017.gs" / "STS.gs.track5.en-en.txt"
+    lines = gold.read_text().splitlines()
+    lines[41] = "not-a-number"
+    gold.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--data-root", str(root),
+                                 "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "STS.gs.track5.en-en.txt:42" in result.output
+    assert _no_results(out) and not list(tmp_path.glob(".out.partial-*"))
+
+
+def test_unknown_task_and_suite(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["eval", "--tasks", "nope", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "unknown task 'nope'" in result.output
+    result = runner.invoke(app, ["eval", "--suite", "nope", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "unknown suite 'nope'" in result.output
+
+
+def test_encode_writes_npy(tmp_path: Path) -> None:
+    import numpy as np
+
+    source = tmp_path / "in.txt"
+    source.write_text("Hello world.\nDas ist ein Haus.\n", encoding="utf-8")
+    result = runner.invoke(app, ["encode", str(source), "-m", "minilm-en", "-o", str(tmp_path / "v.npy")])
+    assert result.exit_code == 0, result.output
+    vectors = np.load(tmp_path / "v.npy")
+    assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert "de:1" in result.output and "en:1" in result.output
+
+
+def test_encode_bad_input_names_line(tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"fine\n\xff\xfe broken\n")
+    result = runner.invoke(app, ["encode", str(source), "-m", "minilm-en", "-o", str(tmp_path / "v.npy")])
+    assert result.exit_code == 2 and "in.txt:2" in result.output
+    assert not (tmp_path / "v.npy").exists()
+
+
+@pytest.mark.parametrize("command", [["models", "list"], ["data", "list"], ["tasks"]])
+def test_listing_commands(command: list[str]) -> None:
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip()
