@@ -65,7 +65,11 @@ STS2017_TRACKS: dict[str, Sts2017Track] = {
         Sts2017Track("es-es", "3", "es-es", "es", "es", "Spanish-Spanish (SNLI)"),
         Sts2017Track("es-en", "4a", "es-en", "es", "en", "Spanish-English (SNLI), track 4a"),
         Sts2017Track(
-            "es-en-wmt", "4b", "es-en", "en", "es",
+            "es-en-wmt",
+            "4b",
+            "es-en",
+            "en",
+            "es",
             "Spanish-English (WMT news), track 4b; English is the first column; gold bunches at 5",
         ),
         Sts2017Track("en-en", "5", "en-en", "en", "en", "English-English (SNLI)"),
@@ -197,7 +201,8 @@ def read_stsb_multi_mt(
     path2, lines2, second = _read_stsb_multi_mt_file(folder, language2, split)
     if len(first) != len(second):
         raise DataError(
-            path2, lines2[len(first)] if len(second) > len(first) else None,
+            path2,
+            lines2[len(first)] if len(second) > len(first) else None,
             f"{len(second)} rows but {path1.name} has {len(first)}: files are not row-aligned",
         )
     for row, (a, b) in enumerate(zip(first.scores, second.scores, strict=True)):
@@ -268,22 +273,28 @@ def read_kardes_sts(
     file1 = language1 if language1 != "en" else (language2 if language2 != "en" else english_from)
     file2 = language2 if language2 != "en" else file1
     first = _read_kardes_sts_file(folder, file1, language1, split)
-    second = first if (file2, language2) == (file1, language1) else _read_kardes_sts_file(folder, file2, language2, split)
+    if (file2, language2) == (file1, language1):
+        second = first
+    else:
+        second = _read_kardes_sts_file(folder, file2, language2, split)
     if file2 != file1:
         if len(first.index) != len(second.index):
             raise DataError(
-                second.path, None,
+                second.path,
+                None,
                 f"{len(second.index)} rows but {first.path.name} has {len(first.index)}: files are not aligned",
             )
         for row in range(len(first.index)):
             if first.index[row] != second.index[row]:
                 raise DataError(
-                    second.path, second.lines[row],
+                    second.path,
+                    second.lines[row],
                     f"index {second.index[row]!r} but {first.path.name} has {first.index[row]!r} in this row",
                 )
             if abs(first.scores[row] - second.scores[row]) > SCORE_TOLERANCE:
                 raise DataError(
-                    second.path, second.lines[row],
+                    second.path,
+                    second.lines[row],
                     f"score {second.scores[row]} differs from {first.scores[row]} in {first.path.name}",
                 )
     return ScoredPairs(first.s1, second.s2, first.scores, language1, language2)
@@ -304,7 +315,8 @@ def split_semrel_text(path: Path, line: int, text: str) -> tuple[str, str]:
     parts = text.split(separator)
     if len(parts) != 2:
         raise DataError(
-            path, line,
+            path,
+            line,
             f"Text must hold two sentences separated by one newline (or one tab), found {len(parts)} part(s)",
         )
     return _sentence(path, line, parts[0], "first sentence"), _sentence(path, line, parts[1], "second sentence")
@@ -321,8 +333,7 @@ def read_semrel(folder: Path, language: str = "eng", split: str = "test", *, tra
         raise PolyembedError(f"SemRel 2024 has no track '{track}' (has a, b)")
     if language not in SEMREL_LANGUAGES[track]:
         raise UnknownLanguageError(
-            f"SemRel 2024 track {track.upper()} has no language '{language}' "
-            f"(has {', '.join(SEMREL_LANGUAGES[track])})"
+            f"SemRel 2024 track {track.upper()} has no language '{language}' (has {', '.join(SEMREL_LANGUAGES[track])})"
         )
     _check_split("semrel2024", split, tuple(SEMREL_FILES))
     path = Path(folder) / f"track_{track}" / language / SEMREL_FILES[split].format(lang=language)
