@@ -47,7 +47,8 @@ class SentenceTransformerEncoder:
     @property
     def dimension(self) -> int:
         """Output dimension of the sentence embeddings."""
-        return int(self.model.get_sentence_embedding_dimension())
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(getter())
 
     @property
     def prompt(self) -> str:
