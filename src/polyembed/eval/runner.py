@@ -15,12 +15,14 @@ from tqdm.auto import tqdm
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
 from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.languages import normalize_language
 
 
 class EmbeddingCache(EmbeddingProvider):
     """Embeddings keyed by (model, language if the model routes by language, text).
 
-    Tasks call `embed`; only sentences not seen before in this run reach the encoder.
+    Tasks call `embed` with their dataset's language codes; the encoder receives them normalised
+    (`normalize_language`), and only sentences not seen before in this run reach it.
     """
 
     def __init__(
@@ -46,6 +48,7 @@ class EmbeddingCache(EmbeddingProvider):
 
     def embed(self, sentences: Sequence[str], language: str | None = None, *, normalize: bool = True) -> np.ndarray:
         """Rows for `sentences`; new unique sentences are encoded in one batched call."""
+        language = normalize_language(language)
         self.requested_count += len(sentences)
         missing: list[str] = []
         seen: set[str] = set()
