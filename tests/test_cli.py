@@ -82,3 +82,22 @@ def test_listing_commands(command: list[str]) -> None:
     result = runner.invoke(app, command)
     assert result.exit_code == 0, result.output
     assert result.output.strip()
+
+
+def test_task_options_reach_the_task(tmp_path: Path, shared_data: Path) -> None:
+    import json
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "news.en").write_text("The cat sleeps.\nIt is raining today.\nI like green tea.\n", encoding="utf-8")
+    (corpus / "news.de").write_text("Die Katze schläft.\nHeute regnet es.\nIch mag grünen Tee.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "parallel-retrieval", "--task-arg",
+                                 f"directory={corpus}", "--task-arg", "pivot=en", "--out", str(out), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((out / "results.json").read_text())["tasks"][0]["scores"]
+    assert {row["subset"] for row in rows} >= {"de"}
+    result = runner.invoke(app, ["eval", "--tasks", "tatoeba", "--languages", "xxx", "--out", str(out)])
+    assert result.exit_code == 2 and "xxx" in result.output
+    result = runner.invoke(app, ["eval", "--tasks", "tatoeba", "--task-arg", "novalue", "--out", str(out)])
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output

@@ -46,6 +46,19 @@ def _split(values: str | None) -> list[str] | None:
     return [v.strip() for v in values.split(",") if v.strip()] if values else None
 
 
+def _task_kwargs(pairs: list[str]) -> dict[str, Any]:
+    """Parse KEY=VALUE options; values are read as YAML scalars/lists (numbers, booleans, [a, b])."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PolyembedError(f"--task-arg expects KEY=VALUE, got {pair!r}")
+        out[key.strip().replace("-", "_")] = yaml.safe_load(value) if value else None
+    return out
+
+
 @app.command("eval")
 @clean_errors
 def eval_command(
@@ -58,13 +71,33 @@ def eval_command(
     data_root: DataRootOption = None,
     batch_size: Annotated[int, typer.Option(help="Encoding batch size.")] = 64,
     plots: Annotated[bool, typer.Option(help="Write plots.")] = True,
+    languages: Annotated[
+        str | None, typer.Option(help="Comma-separated languages/subsets for the tasks named in --tasks.")
+    ] = None,
+    task_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE passed to the tasks named in --tasks (repeatable), "
+            "e.g. --tasks parallel-retrieval --task-arg directory=my/corpus --task-arg pivot=en."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a model and write results.json, report.md and plots to --out."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.report import task_summary
 
+    task_kwargs = _task_kwargs(task_arg or [])
+    if languages:
+        task_kwargs["languages"] = _split(languages)
     result = evaluate(
-        model, _split(tasks), suite=suite, out_dir=out, data_root=data_root, batch_size=batch_size, plots=plots
+        model,
+        _split(tasks),
+        suite=suite,
+        out_dir=out,
+        data_root=data_root,
+        batch_size=batch_size,
+        plots=plots,
+        task_kwargs=task_kwargs,
     )
     for run in result.runs:
         typer.echo(

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from polyembed.data.errors import PolyembedError
 from polyembed.data.registry import get_dataset
@@ -19,10 +20,15 @@ from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import load_model
 
 
-def resolve_tasks(tasks: Sequence[str | Task] | None = None, suite: str | None = None) -> list[Task]:
-    """Task objects from names/instances, or from a named suite (default: the 'default' suite)."""
+def resolve_tasks(
+    tasks: Sequence[str | Task] | None = None, suite: str | None = None, **task_kwargs: Any
+) -> list[Task]:
+    """Task objects from names/instances (names built with `task_kwargs`, e.g. languages=[...]),
+    or from a named suite (default: the 'default' suite)."""
     if tasks:
-        return [get_task(task) if isinstance(task, str) else task for task in tasks]
+        return [get_task(task, **task_kwargs) if isinstance(task, str) else task for task in tasks]
+    if task_kwargs:
+        raise PolyembedError("task options (languages, ...) need explicit task names, not a suite")
     return suite_tasks(suite or "default")
 
 
@@ -52,14 +58,16 @@ def evaluate(
     batch_size: int = 64,
     show_progress: bool = True,
     plots: bool = True,
+    task_kwargs: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
 
     Outputs are staged in a temporary folder and moved into `out_dir` only when every task succeeded,
-    so a failed run never leaves partial results behind.
+    so a failed run never leaves partial results behind. `task_kwargs` (e.g. {"languages": ["deu"]})
+    are passed to every task named in `tasks`.
     """
     root = resolve_data_root(data_root)
-    task_list = resolve_tasks(tasks, suite)
+    task_list = resolve_tasks(tasks, suite, **(task_kwargs or {}))
     check_datasets(task_list, root)
     encoder = load_model(model) if isinstance(model, str) else model
     if out_dir is None:
