@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -203,9 +202,3 @@ def data_list(data_root: DataRootOption = None) -> None:
         typer.echo(
             f"{info.name:22s} {present:8s} {info.licence[:28]:28s} {len(info.languages):3d} langs  {info.source}"
         )
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    """Entry point used by `python -m polyembed`."""
-    app(prog_name="polyembed")
-    sys.exit(0)
