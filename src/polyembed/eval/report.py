@@ -112,7 +112,7 @@ def write_report_md(result: EvaluationResult, path: Path, figures: dict[str, lis
             "",
             f"## {meta.name}",
             "",
-            f"{meta.description} Split: `{run.task.split}`. "
+            f"{meta.description.rstrip('.')}. Split: `{run.task.split}`. "
             f"Datasets: {', '.join(meta.datasets)}." + (f" Reference: {meta.reference}." if meta.reference else ""),
             "",
             score_table(run.scores),
