@@ -121,6 +121,27 @@ class StsTask(Task):
         rows += [self.score(result.subset, metric, value, n=result.n) for metric, value in result.directions.items()]
         return rows
 
+    def mono_and_cross_rows(
+        self,
+        context: EmbeddingProvider,
+        mono_pairs: Sequence[ScoredPairs],
+        cross_pairs: Sequence[tuple[str, ScoredPairs, ScoredPairs]],
+    ) -> list[Score]:
+        """Rows for mono subsets and cross subsets (name, A->B pairs, B->A pairs), then both averages."""
+        directions = [pairs for _, forward, backward in cross_pairs for pairs in (forward, backward)]
+        similarities = pair_similarities(context, [*mono_pairs, *directions])
+        mono = [
+            score_pairs(pairs.language1, sims, pairs)
+            for sims, pairs in zip(similarities[: len(mono_pairs)], mono_pairs, strict=True)
+        ]
+        rest = similarities[len(mono_pairs) :]
+        cross = [
+            score_both_directions(name, (rest[2 * i], forward), (rest[2 * i + 1], backward))
+            for i, (name, forward, backward) in enumerate(cross_pairs)
+        ]
+        rows = [row for result in mono + cross for row in self.result_rows(result)]
+        return rows + self.average_rows("mono-avg", mono) + self.average_rows("cross-avg", cross)
+
     def average_rows(self, subset: str, results: Sequence[PairResult]) -> list[Score]:
         """Mean Spearman and Pearson over the given subsets (nothing when none were evaluated)."""
         if not results:
@@ -234,24 +255,16 @@ class StsbMultiMt(StsTask):
         """Mono subsets, then en-X cross subsets, then the averages."""
         folder = get_dataset("stsb-multi-mt").path(context.data_root)
         mono_pairs = [read_stsb_multi_mt(folder, language, self.split) for language in self.languages]
-        others = [language for language in self.languages if language != "en"]
         cross_pairs = [
-            read_stsb_multi_mt(folder, first, self.split, second)
-            for language in others
-            for first, second in (("en", language), (language, "en"))
+            (
+                f"en-{language}",
+                read_stsb_multi_mt(folder, "en", self.split, language),
+                read_stsb_multi_mt(folder, language, self.split, "en"),
+            )
+            for language in self.languages
+            if language != "en"
         ]
-        similarities = pair_similarities(context, mono_pairs + cross_pairs)
-        mono = [
-            score_pairs(pairs.language1, sims, pairs)
-            for sims, pairs in zip(similarities[: len(mono_pairs)], mono_pairs, strict=True)
-        ]
-        scored_cross = list(zip(similarities[len(mono_pairs) :], cross_pairs, strict=True))
-        cross = [
-            score_both_directions(f"en-{language}", scored_cross[2 * i], scored_cross[2 * i + 1])
-            for i, language in enumerate(others)
-        ]
-        rows = [row for result in mono + cross for row in self.result_rows(result)]
-        return rows + self.average_rows("mono-avg", mono) + self.average_rows("cross-avg", cross)
+        return self.mono_and_cross_rows(context, mono_pairs, cross_pairs)
 
 
 # ----------------------------------------------------------------------------------- kardes-sts
@@ -280,25 +293,16 @@ class KardesSts(StsTask):
         """Mono subsets, then every cross pair of the chosen languages, then the averages."""
         folder = get_dataset("kardes-nlu").path(context.data_root)
         order = [code for code in self.metadata.languages if code in self.languages]
-        combos = list(itertools.combinations(order, 2))
         mono_pairs = [read_kardes_sts(folder, language, split=self.split) for language in order]
         cross_pairs = [
-            read_kardes_sts(folder, first, second, split=self.split)
-            for a, b in combos
-            for first, second in ((a, b), (b, a))
+            (
+                f"{a}-{b}",
+                read_kardes_sts(folder, a, b, split=self.split),
+                read_kardes_sts(folder, b, a, split=self.split),
+            )
+            for a, b in itertools.combinations(order, 2)
         ]
-        similarities = pair_similarities(context, mono_pairs + cross_pairs)
-        mono = [
-            score_pairs(pairs.language1, sims, pairs)
-            for sims, pairs in zip(similarities[: len(mono_pairs)], mono_pairs, strict=True)
-        ]
-        scored_cross = list(zip(similarities[len(mono_pairs) :], cross_pairs, strict=True))
-        cross = [
-            score_both_directions(f"{a}-{b}", scored_cross[2 * i], scored_cross[2 * i + 1])
-            for i, (a, b) in enumerate(combos)
-        ]
-        rows = [row for result in mono + cross for row in self.result_rows(result)]
-        return rows + self.average_rows("mono-avg", mono) + self.average_rows("cross-avg", cross)
+        return self.mono_and_cross_rows(context, mono_pairs, cross_pairs)
 
 
 # ----------------------------------------------------------------------------------- semrel
