@@ -116,7 +116,18 @@ def _summary(task: dict) -> float:
 
 def render(results: dict[str, dict[str, dict]], command: str) -> str:
     """The markdown document: reference checks, then per suite a summary, timings and per-task tables."""
-    lines = ["# Benchmarks", "", f"Command: `{command}`", "", f"Machine: {machine()}.", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Produced by `python benchmarks/eval_suites.py --suites default --throughput` and "
+        "`python benchmarks/eval_suites.py --suites full` (`make benchmarks` runs both); "
+        f"this file was rendered by `{command}`. Raw results: `results/bench/<suite>/<model>/`.",
+        "",
+        f"Machine: {machine()}. Wall times are per task inside one process (model loading excluded); the "
+        "embedding cache means a task that reuses sentences of an earlier task (language-bias after sts17) "
+        "costs almost nothing.",
+        "",
+    ]
     lines += ["## Reference checks (plain sentence-transformers numbers from the brief)", "",
               "| task | subset | model | polyembed | reference | diff |", "|---|---|---|---|---|---|"]
     for task_name, subset, refs in REFERENCES:
