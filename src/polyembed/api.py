@@ -8,17 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from polyembed.eval.api import evaluate
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.langid import identify_languages
+from polyembed.models.languages import normalize_language
 from polyembed.models.loading import load_model
 
 
 def _as_encoder(model: str | SentenceEncoder) -> SentenceEncoder:
     return load_model(model) if isinstance(model, str) else model
-
-
-def _normalize(vectors: np.ndarray) -> np.ndarray:
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def encode(
@@ -32,8 +29,10 @@ def encode(
 ) -> np.ndarray:
     """Embed sentences with a model name or encoder; rows L2-normalised by default."""
     encoder = _as_encoder(model)
-    vectors = encoder.encode(sentences, language=language, batch_size=batch_size, show_progress_bar=show_progress_bar)
-    return _normalize(vectors) if normalize and len(vectors) else vectors
+    vectors = encoder.encode(
+        sentences, language=normalize_language(language), batch_size=batch_size, show_progress_bar=show_progress_bar
+    )
+    return normalize_rows(vectors) if normalize and len(vectors) else vectors
 
 
 def encode_lines(
@@ -48,7 +47,8 @@ def encode_lines(
     language (langid); returns the matrix in input order and the per-language line counts."""
     encoder = _as_encoder(model)
     if language is not None or not getattr(encoder, "routes_by_language", False):
-        languages = [language or "?"] * len(sentences) if language else identify_languages(sentences)
+        # Not routed: one batch; the detected languages are only reported back to the caller.
+        languages = [language] * len(sentences) if language else identify_languages(sentences)
         vectors = encode(
             encoder,
             sentences,

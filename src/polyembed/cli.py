@@ -45,16 +45,29 @@ def _split(values: str | None) -> list[str] | None:
     return [v.strip() for v in values.split(",") if v.strip()] if values else None
 
 
-def _task_kwargs(pairs: list[str]) -> dict[str, Any]:
-    """Parse KEY=VALUE options; values are read as YAML scalars/lists (numbers, booleans, [a, b])."""
-    import yaml
+def _parse_value(value: str) -> Any:
+    """A task option value: int, float, true/false, a comma list in [brackets], else the string itself."""
+    text = value.strip()
+    if text.startswith("[") and text.endswith("]"):
+        return [_parse_value(part) for part in text[1:-1].split(",") if part.strip()]
+    if text.lower() in {"true", "false"}:
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
+
+def _task_kwargs(pairs: list[str]) -> dict[str, Any]:
+    """Parse repeated KEY=VALUE task options."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise PolyembedError(f"--task-arg expects KEY=VALUE, got {pair!r}")
-        out[key.strip().replace("-", "_")] = yaml.safe_load(value) if value else None
+        out[key.strip().replace("-", "_")] = _parse_value(value)
     return out
 
 

@@ -54,3 +54,13 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path) -> None:
     with atomic_write(target) as handle:
         handle.write("whole")
     assert target.read_text() == "whole"
+
+
+def test_iter_csv_stray_carriage_return_is_reported_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(b'a,b\n"x\ry",1\nplain\r,2\n')
+    rows = iter_csv(path)
+    assert next(rows) == (1, ["a", "b"])
+    assert next(rows) == (2, ["x\ry", "1"])
+    with pytest.raises(DataError, match=r"t.csv:3: malformed CSV"):
+        next(rows)

@@ -154,3 +154,30 @@ def test_real_data_smoke(shared_data: Path, hashing_encoder: object) -> None:
 def test_real_belebele_minilm(shared_data: Path, minilm: object) -> None:
     scores = BelebeleTask(languages=["eng"]).evaluate(_context(minilm, shared_data))
     assert scores[0].n == 900 and scores[0].value > 28.0  # chance is 25; minilm-en measured 31.8
+
+
+def test_belebele_cross_lingual_subsets_pair_passage_and_questions_in_the_right_languages(
+    tmp_path: Path, hashing_encoder: object
+) -> None:
+    """eng-deu must pair the English passage with the German question + answers. The German correct answer
+    repeats the English passage, the English files point elsewhere, so only the right pairing scores 100."""
+    german = [
+        "Zwei blaue Kraniche fliegen langsam über den See.",
+        "Heute backt meine Tante einen Apfelkuchen mit Zimt.",
+        "Der Zug nach Hamburg hat leider zwanzig Minuten Verspätung.",
+    ]
+    folder = tmp_path / "belebele-eng-deu"
+    folder.mkdir(parents=True)
+    eng, deu = [], []
+    for (passage, question, correct), passage_de in zip(PASSAGES, german, strict=True):
+        decoy = (correct + 1) % 4
+        eng_answers = [{"text": WRONG[i], "correct": i == correct} for i in range(4)]
+        eng_answers[decoy]["text"] = passage_de  # English QA resembles the German passage, but is wrong
+        deu_answers = [{"text": passage if i == correct else WRONG[i], "correct": i == correct} for i in range(4)]
+        eng.append({"text": passage, "items": [{"question": question, "answers": eng_answers}]})
+        deu.append({"text": passage_de, "items": [{"question": question, "answers": deu_answers}]})
+    for lang, records in (("eng", eng), ("deu", deu)):
+        (folder / f"{lang}_Latn.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    scores = {s.subset: s.value for s in BelebeleTask().evaluate(_context(hashing_encoder, tmp_path))}
+    assert scores["eng-deu"] == 100.0
+    assert scores["deu-eng"] == 0.0

@@ -47,3 +47,37 @@ def test_failed_run_leaves_no_partial_output(hashing_encoder, tmp_path: Path) ->
                  show_progress=False)
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rerun_replaces_an_earlier_report_whole(hashing_encoder, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    evaluate(hashing_encoder, [PairSimilarityMock()], out_dir=out, data_root=tmp_path, show_progress=False)
+    (out / "plots" / "stale.png").write_bytes(b"old")
+    evaluate(hashing_encoder, [PairSimilarityMock(languages=["en"])], out_dir=out, data_root=tmp_path,
+             show_progress=False)
+    assert not (out / "plots" / "stale.png").exists()
+    rows = json.loads((out / "results.json").read_text())["tasks"][0]["scores"]
+    assert {row["subset"] for row in rows} == {"en", "avg"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_task_options_are_checked(tmp_path: Path) -> None:
+    from polyembed.data.errors import PolyembedError
+    from polyembed.eval.base import get_task
+
+    assert get_task("tatoeba", languages="deu, amh").languages == ("deu", "amh")
+    with pytest.raises(PolyembedError, match="has no option foo"):
+        get_task("tatoeba", foo=1)
+    with pytest.raises(PolyembedError, match="multi-way"):
+        get_task("parallel-retrieval", dataset="tico19")
+
+
+def test_only_the_chosen_subsets_datasets_are_required(tmp_path: Path, shared_data: Path) -> None:
+    from polyembed.data.errors import DatasetNotFoundError
+    from polyembed.eval.api import check_datasets
+    from polyembed.eval.base import get_task
+
+    (tmp_path / "tico19-test").symlink_to(shared_data / "tico19-test")
+    check_datasets([get_task("comparable-mining", languages=["tico19:fr"])], tmp_path)
+    with pytest.raises(DatasetNotFoundError, match="tatoeba-challenge"):
+        check_datasets([get_task("comparable-mining")], tmp_path)

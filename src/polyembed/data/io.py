@@ -80,10 +80,14 @@ def read_parallel(path_a: str | Path, path_b: str | Path) -> tuple[list[str], li
 def iter_csv(
     path: str | Path, *, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
 ) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number of the record's first line, fields) from a UTF-8 CSV/TSV (BOM tolerated)."""
+    """Yield (line number of the record's first line, fields) from a UTF-8 CSV/TSV (BOM tolerated).
+
+    The reader is fed the decoded lines one by one, so a stray carriage return inside a line is an
+    error at that line rather than a hidden line break that shifts later line numbers.
+    """
     path = Path(path)
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
+    lines = _decode_lines(path, read_bytes(path))
+    reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter, quoting=quoting)
     start = 1
     try:
         for row in reader:

@@ -21,13 +21,13 @@ def _default_candidates() -> list[Path]:
 
 
 def set_data_root(path: str | Path | None) -> None:
-    """Set the data root for this process (the CLI's --data-root); None clears it."""
+    """Set the data root for this process (for embedding apps and notebooks); None clears it."""
     global _override
     _override = Path(path).expanduser().resolve() if path is not None else None
     if _override is not None and not _override.is_dir():
         bad = _override
         _override = None
-        raise PolyembedError(f"data root {bad} is not a directory (from --data-root)")
+        raise PolyembedError(f"data root {bad} is not a directory")
 
 
 def data_root(path: str | Path | None = None) -> Path:

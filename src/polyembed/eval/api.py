@@ -35,17 +35,19 @@ def resolve_tasks(
 def check_datasets(tasks: Sequence[Task], data_root: Path) -> None:
     """Fail before any encoding when a task's dataset is missing (the error names path and source)."""
     for task in tasks:
-        for name in task.metadata.datasets:
+        for name in task.required_datasets():
             get_dataset(name).path(data_root)
 
 
 def _publish(staging: Path, out_dir: Path) -> None:
-    """Move every staged file into out_dir (file-by-file renames on the same filesystem)."""
-    for source in sorted(staging.rglob("*")):
-        if source.is_file():
-            target = out_dir / source.relative_to(staging)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
+    """Swap the staged report folder in: an earlier report in out_dir is replaced whole, never mixed."""
+    previous = None
+    if out_dir.exists():
+        previous = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+        os.replace(out_dir, previous / out_dir.name)
+    os.replace(staging, out_dir)
+    if previous is not None:
+        shutil.rmtree(previous, ignore_errors=True)
 
 
 def evaluate(
@@ -94,7 +96,6 @@ def evaluate(
                 figures.setdefault(task_name, []).extend(names)
         write_results_json(result, staging / "results.json")
         write_report_md(result, staging / "report.md", figures)
-        out_path.mkdir(parents=True, exist_ok=True)
         _publish(staging, out_path)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

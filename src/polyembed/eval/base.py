@@ -7,8 +7,9 @@ with `@register_task` and are then available to suites, the CLI and `polyembed.e
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -97,7 +98,9 @@ class Task(ABC):
 
     metadata: ClassVar[TaskMetadata]
 
-    def __init__(self, languages: Sequence[str] | None = None, split: str | None = None) -> None:
+    def __init__(self, languages: Sequence[str] | str | None = None, split: str | None = None) -> None:
+        if isinstance(languages, str):  # "deu,amh" from a CLI option or config file
+            languages = [code.strip() for code in languages.split(",") if code.strip()]
         self.languages = self._check_languages(languages)
         if split is not None and split not in self.metadata.splits:
             raise PolyembedError(
@@ -120,6 +123,10 @@ class Task(ABC):
     def name(self) -> str:
         """Registered task name."""
         return self.metadata.name
+
+    def required_datasets(self) -> tuple[str, ...]:
+        """Datasets this configured task will read (checked before any encoding starts)."""
+        return self.metadata.datasets
 
     @abstractmethod
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
@@ -160,6 +167,14 @@ def get_task(name: str, **kwargs: Any) -> Task:
     _load_builtin_tasks()
     if name not in TASKS:
         raise PolyembedError(f"unknown task '{name}'; known: {', '.join(sorted(TASKS))}")
+    parameters = inspect.signature(TASKS[name].__init__).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        accepted = [p for p in parameters if p != "self"]
+        unknown = sorted(set(kwargs) - set(accepted))
+        if unknown:
+            raise PolyembedError(
+                f"task '{name}' has no option {', '.join(unknown)}; it accepts: {', '.join(accepted)}"
+            )
     return TASKS[name](**kwargs)
 
 
@@ -168,5 +183,3 @@ def list_tasks() -> list[TaskMetadata]:
     _load_builtin_tasks()
     return [TASKS[name].metadata for name in sorted(TASKS)]
 
-
-TaskFactory = Callable[[], Task]

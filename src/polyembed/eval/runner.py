@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.languages import normalize_language
 
 
@@ -69,10 +69,7 @@ class EmbeddingCache(EmbeddingProvider):
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
         matrix = np.stack([self._vectors[self._key(text, language)] for text in sentences])
-        if normalize:
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix = matrix / np.maximum(norms, 1e-12)
-        return matrix
+        return normalize_rows(matrix) if normalize else matrix
 
 
 @dataclass
@@ -100,9 +97,6 @@ class EvaluationResult:
         """All score rows of all tasks."""
         return [score for run in self.runs for score in run.scores]
 
-    def main_scores(self, task: str | None = None) -> list[Score]:
-        """Headline rows (optionally of one task)."""
-        return [s for s in self.scores if s.main and (task is None or s.task == task)]
 
 
 def environment_info() -> dict[str, Any]:

@@ -31,6 +31,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from polyembed.models.encoder import normalize_rows
+
 Margin = Literal["ratio", "distance", "absolute"]
 Mode = Literal["forward", "backward", "intersect", "max"]
 MARGINS: tuple[str, ...] = ("ratio", "distance", "absolute")
@@ -92,13 +94,6 @@ def _as_matrix(vectors: np.ndarray, what: str) -> np.ndarray:
     return matrix
 
 
-def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    """L2-normalised float32 copy, so inner product equals cosine (zero rows stay zero)."""
-    matrix = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12))
-
-
 def knn(
     x: np.ndarray,
     y: np.ndarray,
@@ -122,6 +117,8 @@ def knn(
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     k = min(k, y.shape[0])
+    if search_parameters and index_factory is None:
+        raise ValueError("search_parameters need an index_factory (the exact flat index has none)")
     if index_factory is None:
         index = faiss.IndexFlatIP(y.shape[1])
     else:

@@ -9,6 +9,13 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalised float32 copy, so inner product equals cosine (zero rows stay zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12))
+
+
 @runtime_checkable
 class SentenceEncoder(Protocol):
     """Anything that maps sentences (optionally with their language) to vectors.

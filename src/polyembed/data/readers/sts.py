@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import iter_csv, parse_float, read_lines
-from polyembed.data.readers.kardes import KARDES_FOLDERS, read_kardes_rows
-from polyembed.data.types import ScoredPairs
+from polyembed.data.readers.kardes import KARDES_FOLDERS, kardes_file, read_kardes_rows
+from polyembed.data.types import MultiwayText, ScoredPairs
 
 SCORE_TOLERANCE = 1e-6
 """Gold scores of row-aligned files (translations of one set) must agree to this precision."""
@@ -232,7 +233,7 @@ class _KardesSts:
 
 def _read_kardes_sts_file(folder: Path, file_language: str, text_language: str, split: str) -> _KardesSts:
     """Rows of `<file_language>/sts.<split>.csv`, taking the English or the translated sentences."""
-    path = Path(folder) / KARDES_FOLDERS[file_language] / f"sts.{split}.{file_language}.csv"
+    path = kardes_file(folder, "sts", file_language, split)
     rows = read_kardes_rows(folder, "sts", file_language, split)
     columns = _ENGLISH_COLUMNS if text_language == "en" else _KARDES_COLUMNS
     out = _KardesSts(path, [], [], [], [], [])
@@ -298,6 +299,23 @@ def read_kardes_sts(
                     f"score {second.scores[row]} differs from {first.scores[row]} in {first.path.name}",
                 )
     return ScoredPairs(first.s1, second.s2, first.scores, language1, language2)
+
+
+def read_kardes_multiway(folder: Path, languages: Sequence[str], split: str = "test") -> MultiwayText:
+    """sentence1 of every Kardes STS row in each language: a multi-way parallel text (geometry, retrieval).
+
+    Each Turkic file is aligned to the first one by the index column and gold score (as for cross pairs);
+    English comes from the first Turkic file (or `az` when only English is asked for).
+    """
+    turkic = [lang for lang in languages if lang != "en"]
+    anchor = turkic[0] if turkic else "az"
+    texts = {}
+    for language in languages:
+        if language == anchor:
+            texts[language] = read_kardes_sts(folder, language, split=split).sentences1
+        else:
+            texts[language] = read_kardes_sts(folder, language, anchor, split=split).sentences1
+    return MultiwayText(texts)
 
 
 # --------------------------------------------------------------------------------------------- SemRel 2024

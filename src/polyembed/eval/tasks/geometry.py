@@ -40,9 +40,10 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
-from polyembed.data.errors import DataError, PolyembedError
-from polyembed.data.readers.kardes import KARDES_FOLDERS, kardes_file, read_kardes_rows
+from polyembed.data.errors import PolyembedError
+from polyembed.data.readers.kardes import KARDES_FOLDERS
 from polyembed.data.readers.multiway import read_multi30k
+from polyembed.data.readers.sts import read_kardes_multiway
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultiwayText
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -281,8 +282,8 @@ class _GeometryTask(Task):
 class GeometryKardesTask(_GeometryTask):
     """Geometry of Kardes STS sentences: English sentence1 and its 5 Turkic translations (6-way parallel).
 
-    Rows are aligned by position across the five files (their English sides agree except for one
-    punctuation slip in ky); English text is taken from the first Turkic file read. Uyghur stays Cyrillic.
+    Rows are aligned across the files by their index column and gold score (`read_kardes_multiway`);
+    English text is taken from the first Turkic file. Uyghur stays Cyrillic.
     """
 
     metadata = TaskMetadata(
@@ -297,25 +298,8 @@ class GeometryKardesTask(_GeometryTask):
     )
 
     def multiway(self, context: EmbeddingProvider) -> MultiwayText:
-        """sentence1 of every row: English from the CSV's source column, each language from s1_translation."""
-        folder = get_dataset("kardes-nlu").path(context.data_root)
-        turkic = [lang for lang in self.languages if lang != "en"] or ["az"]
-        rows = {lang: read_kardes_rows(folder, "sts", lang, self.split) for lang in turkic}
-        first = turkic[0]
-        for lang in turkic[1:]:
-            if len(rows[lang]) != len(rows[first]):
-                raise DataError(
-                    kardes_file(folder, "sts", lang, self.split),
-                    None,
-                    f"{len(rows[lang])} rows but the {first} file has {len(rows[first])}: not aligned",
-                )
-        texts: dict[str, list[str]] = {}
-        for lang in self.languages:
-            if lang == "en":
-                texts[lang] = [row["sentence1"] for _, row in rows[first]]
-            else:
-                texts[lang] = [row["s1_translation"] for _, row in rows[lang]]
-        return MultiwayText(texts)
+        """sentence1 of every row in each language, aligned by the index column (see read_kardes_multiway)."""
+        return read_kardes_multiway(get_dataset("kardes-nlu").path(context.data_root), self.languages, self.split)
 
 
 @register_task

@@ -168,6 +168,10 @@ class ComparableMining(Task):
         correct = np.array([(p.source, p.target) in corpus.gold for p in pairs], dtype=bool)
         return scores, correct
 
+    def required_datasets(self) -> tuple[str, ...]:
+        """Only the datasets of the chosen subsets ('tico19:fr' needs tico19 only)."""
+        return tuple(dict.fromkeys(subset.split(":")[0] for subset in self.languages))
+
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Fit the threshold on train, report F1/precision/recall on test per subset, then averages."""
         scores: list[Score] = []

@@ -12,6 +12,7 @@ The `tatoeba` task adds LASER's xSIM error rate. A final subset "avg" averages e
 
 from __future__ import annotations
 
+import inspect
 from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, re
 from polyembed.mining.margin import margin_retrieve
 
 TICO19_LANGUAGES = ("am", "ar", "es_LA", "fr", "ha", "hi", "ru", "rw", "sw", "zh")
-TATOEBA_CHALLENGE_LANGUAGES = tuple(lang for lang in DATASETS["tatoeba-challenge"].languages if lang != "eng")
+TATOEBA_CHALLENGE_LANGUAGES = DATASETS["tatoeba-challenge"].languages
 
 
 TIE_TOLERANCE = 1e-6
@@ -270,7 +271,13 @@ class ParallelRetrieval(PivotRetrievalTask):
         if self.directory is not None:
             available = list(line_aligned_files(self.directory, prefix))
         else:
-            available = list(get_dataset(str(dataset)).languages)
+            info = get_dataset(str(dataset))
+            if "languages" not in inspect.signature(info.reader_function()).parameters:
+                raise PolyembedError(
+                    f"dataset '{dataset}' is not read as one multi-way parallel text (e.g. multi30k); "
+                    "pass directory=... for line-aligned files, or use its own retrieval task"
+                )
+            available = list(info.languages)
         self.available = tuple(available)
         if pivot is None:
             candidates = [code for code in ("en", "eng") if code in available]
