@@ -114,7 +114,7 @@ def _summary(task: dict) -> float:
     return sum(measured) / len(measured) if measured else float("nan")
 
 
-def render(results: dict[str, dict[str, dict]], command: str) -> str:
+def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] | None = None) -> str:
     """The markdown document: reference checks, then per suite a summary, timings and per-task tables."""
     lines = [
         "# Benchmarks",
@@ -128,6 +128,7 @@ def render(results: dict[str, dict[str, dict]], command: str) -> str:
         "costs almost nothing.",
         "",
     ]
+    lines += [f"- {note}" for note in notes or []] + ([""] if notes else [])
     lines += ["## Reference checks (plain sentence-transformers numbers from the brief)", "",
               "| task | subset | model | polyembed | reference | diff |", "|---|---|---|---|---|---|"]
     for task_name, subset, refs in REFERENCES:
@@ -185,6 +186,7 @@ def main() -> None:
     parser.add_argument("--models", default="minilm-en,me5-small")
     parser.add_argument("--render-only", action="store_true")
     parser.add_argument("--throughput", action="store_true", help="also measure encoding throughput")
+    parser.add_argument("--note", action="append", default=[], help="a measurement note for the document")
     args = parser.parse_args()
     if args.throughput and not args.render_only:
         from polyembed.data.io import atomic_write
@@ -200,7 +202,7 @@ def main() -> None:
     from polyembed.data.io import atomic_write
 
     with atomic_write(DOC) as handle:
-        handle.write(render(load_results(), command.strip()))
+        handle.write(render(load_results(), command.strip(), args.note))
     print(f"wrote {DOC}")
     subprocess.run(["git", "-C", str(REPO), "status", "--short", str(DOC)], check=False)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from polyembed.data.errors import DataError, UnknownLanguageError
+from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.eval.base import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.mcqa import BelebeleTask, KardesXcopaTask, XcopaTask, choose_by_similarity, qa_pair
@@ -181,3 +181,11 @@ def test_belebele_cross_lingual_subsets_pair_passage_and_questions_in_the_right_
     scores = {s.subset: s.value for s in BelebeleTask().evaluate(_context(hashing_encoder, tmp_path))}
     assert scores["eng-deu"] == 100.0
     assert scores["deu-eng"] == 0.0
+
+
+def test_belebele_max_questions_keeps_the_first_ones(tmp_path: Path, hashing_encoder: object) -> None:
+    root = _mock_belebele(tmp_path)
+    scores = BelebeleTask(languages=["eng"], max_questions=2).evaluate(_context(hashing_encoder, root))
+    assert [(s.subset, s.n, s.value) for s in scores] == [("eng", 2, 100.0)]
+    with pytest.raises(PolyembedError, match="max_questions"):
+        BelebeleTask(max_questions=0)

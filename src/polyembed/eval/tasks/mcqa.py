@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from polyembed.data.errors import DataError
+from polyembed.data.errors import DataError, PolyembedError
 from polyembed.data.readers.mcqa import (
     BELEBELE_FILES,
     KARDES_XCOPA_LANGUAGES,
@@ -70,7 +70,8 @@ class BelebeleTask(Task):
 
     Subsets: "eng", "deu" (monolingual) and "eng-deu" / "deu-eng" (passage language first, then the
     language of question + answers). The eng and deu files are aligned question by question; a
-    misalignment is a DataError rather than a silently wrong cross-lingual score.
+    misalignment is a DataError rather than a silently wrong cross-lingual score. `max_questions` keeps
+    the first N questions (the same ones in every language) for quick suites; None uses all 900.
     """
 
     metadata = TaskMetadata(
@@ -84,6 +85,18 @@ class BelebeleTask(Task):
         reference=MODULAR_PAPER,
     )
 
+    def __init__(
+        self,
+        languages: Sequence[str] | str | None = None,
+        split: str | None = None,
+        *,
+        max_questions: int | None = None,
+    ) -> None:
+        super().__init__(languages=languages, split=split)
+        if max_questions is not None and max_questions < 1:
+            raise PolyembedError(f"belebele: max_questions must be >= 1, got {max_questions}")
+        self.max_questions = max_questions
+
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Embed each language's passages and QA pairs once, then score every selected subset."""
         pairs = [tuple(subset.split("-")) if "-" in subset else (subset, subset) for subset in self.languages]
@@ -92,6 +105,8 @@ class BelebeleTask(Task):
         items = {lang: read_belebele(folder, lang) for lang in needed}
         if len(items) > 1:
             _check_aligned(folder, items)
+        if self.max_questions is not None:
+            items = {lang: questions[: self.max_questions] for lang, questions in items.items()}
         passages: dict[str, np.ndarray] = {}
         answers: dict[str, np.ndarray] = {}
         for lang, questions in items.items():
@@ -126,9 +141,7 @@ def _check_aligned(folder: Path, items: dict[str, list[BelebeleItem]]) -> None:
     for lang, questions in others:
         path = folder / BELEBELE_FILES[lang]
         if len(questions) != len(reference):
-            raise DataError(
-                path, None, f"{len(questions)} questions but {first} has {len(reference)}: not aligned"
-            )
+            raise DataError(path, None, f"{len(questions)} questions but {first} has {len(reference)}: not aligned")
         for mine, theirs in zip(questions, reference, strict=True):
             if (mine.line, mine.item_index, mine.label, len(mine.candidates)) != (
                 theirs.line,
@@ -170,9 +183,7 @@ class _CopaTask(Task):
             scores.append(self.score(lang, "accuracy", accuracy, n=len(items)))
         if len(accuracies) > 1:
             scores.append(
-                self.score(
-                    "avg", "accuracy", float(np.mean(accuracies)), n=total, languages=list(self.languages)
-                )
+                self.score("avg", "accuracy", float(np.mean(accuracies)), n=total, languages=list(self.languages))
             )
         return scores
 
