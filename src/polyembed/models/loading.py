@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from polyembed.data.errors import PolyembedError
@@ -138,3 +139,21 @@ def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTran
             ) from err
         raise ModelNotAvailableError(f"could not load model '{name_or_path}': {err}") from err
     return SentenceTransformerEncoder(model, name=name_or_path, path=target if Path(target).exists() else None)
+
+
+def as_sentence_transformer(model: Any, purpose: str = "use") -> tuple[Any, str]:
+    """(SentenceTransformer, display name) from a SentenceTransformerEncoder, a SentenceTransformer, or a
+    name/folder for `load_model` — for the model-surgery tools (pruning, vocabulary transfer)."""
+    from sentence_transformers import SentenceTransformer
+
+    if isinstance(model, SentenceTransformer):
+        return model, "<SentenceTransformer>"
+    inner = getattr(model, "model", None)
+    if isinstance(inner, SentenceTransformer):
+        return inner, str(getattr(model, "name", "<encoder>"))
+    if isinstance(model, str | Path):
+        return load_model(str(model)).model, str(model)
+    raise ModelNotAvailableError(
+        f"cannot {purpose} {type(model).__name__}: pass a model name/folder, a SentenceTransformer "
+        "or a SentenceTransformerEncoder"
+    )

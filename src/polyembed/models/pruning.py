@@ -65,23 +65,14 @@ class PruningReport:
         return cls(**json.loads(read_text(Path(folder) / REPORT_FILE)))
 
 
-def _as_sentence_transformer(encoder_or_path: Any) -> tuple[Any, str]:
-    """Accept a SentenceTransformerEncoder, a SentenceTransformer, or a name/path for `load_model`."""
-    from sentence_transformers import SentenceTransformer
+def _as_sentence_transformer(model: Any) -> tuple[Any, str]:
+    """The SentenceTransformer behind `model` (see `polyembed.models.loading.as_sentence_transformer`)."""
+    from polyembed.models.loading import ModelNotAvailableError, as_sentence_transformer
 
-    if isinstance(encoder_or_path, SentenceTransformer):
-        return encoder_or_path, "<SentenceTransformer>"
-    model = getattr(encoder_or_path, "model", None)
-    if isinstance(model, SentenceTransformer):
-        return model, str(getattr(encoder_or_path, "name", "<encoder>"))
-    if isinstance(encoder_or_path, str | Path):
-        from polyembed.models.loading import load_model
-
-        return load_model(str(encoder_or_path)).model, str(encoder_or_path)
-    raise PruningError(
-        f"cannot prune {type(encoder_or_path).__name__}: pass a model name/folder, a SentenceTransformer, "
-        "or a SentenceTransformerEncoder"
-    )
+    try:
+        return as_sentence_transformer(model, "prune")
+    except ModelNotAvailableError as err:
+        raise PruningError(str(err)) from err
 
 
 def _corpus_token_ids(

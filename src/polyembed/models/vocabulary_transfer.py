@@ -668,22 +668,13 @@ def focus_embeddings(
 
 
 def _as_sentence_transformer(model: Any) -> tuple[Any, str]:
-    """Accept a SentenceTransformerEncoder, a SentenceTransformer, or a name/path for `load_model`."""
-    from sentence_transformers import SentenceTransformer
+    """The SentenceTransformer behind `model` (see `polyembed.models.loading.as_sentence_transformer`)."""
+    from polyembed.models.loading import ModelNotAvailableError, as_sentence_transformer
 
-    if isinstance(model, SentenceTransformer):
-        return model, "<SentenceTransformer>"
-    inner = getattr(model, "model", None)
-    if isinstance(inner, SentenceTransformer):
-        return inner, str(getattr(model, "name", "<encoder>"))
-    if isinstance(model, str | Path):
-        from polyembed.models.loading import load_model
-
-        return load_model(str(model)).model, str(model)
-    raise VocabularyTransferError(
-        f"cannot transfer the vocabulary of {type(model).__name__}: pass a model name/folder, a "
-        "SentenceTransformer or a SentenceTransformerEncoder"
-    )
+    try:
+        return as_sentence_transformer(model, "transfer the vocabulary of")
+    except ModelNotAvailableError as err:
+        raise VocabularyTransferError(str(err)) from err
 
 
 def _transformer_parts(model: Any) -> tuple[Any, Any, Any]:
