@@ -57,20 +57,11 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 REPORT_FILE = "polyembed_vocabulary_transfer.json"
+from polyembed.models.pruning import _CONFIG_TOKEN_IDS, _SPECIAL_ATTRS  # noqa: E402 - shared surgery constants
+
 WORD_START = "▁"
 TokenizerKind = Literal["unigram", "wordpiece"]
 
-_SPECIAL_ATTRS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
-_CONFIG_TOKEN_IDS = (
-    "pad_token_id",
-    "bos_token_id",
-    "eos_token_id",
-    "sep_token_id",
-    "cls_token_id",
-    "unk_token_id",
-    "mask_token_id",
-    "decoder_start_token_id",
-)
 
 
 class VocabularyTransferError(PolyembedError):
