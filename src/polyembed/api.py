@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +15,10 @@ from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.langid import identify_languages
 from polyembed.models.languages import normalize_language
 from polyembed.models.loading import load_model
+
+if TYPE_CHECKING:
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import DistillResult
 
 
 def _as_encoder(model: str | SentenceEncoder) -> SentenceEncoder:
@@ -71,4 +78,27 @@ def encode_lines(
     return (out if out is not None else np.zeros((0, 0), dtype=np.float32)), Counter(detected)
 
 
-__all__ = ["encode", "encode_lines", "evaluate", "load_model"]
+def train_distill(
+    config: str | Path | DistillConfig | None = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    show_progress: bool = True,
+    **options: Any,
+) -> DistillResult:
+    """Multilingual knowledge distillation from a YAML file or DistillConfig, with keyword overrides.
+
+    Example: ``train_distill(languages=["de", "sw"], max_steps=200, output_dir="runs/de-sw")``.
+    """
+    from polyembed.config import build_config
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import train_distill as run
+
+    if isinstance(config, DistillConfig):
+        config, origin = build_config(DistillConfig, None, {**dataclasses.asdict(config), **options})
+    else:
+        config, origin = build_config(DistillConfig, config, options)
+    return run(config, origin=origin, resume=resume, overwrite=overwrite, show_progress=show_progress)
+
+
+__all__ = ["encode", "encode_lines", "evaluate", "load_model", "train_distill"]

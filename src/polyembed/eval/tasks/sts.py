@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
+from polyembed.data.errors import PolyembedError
 from polyembed.data.readers.kardes import KARDES_FOLDERS
 from polyembed.data.readers.sts import (
     STS2017_TRACKS,
@@ -228,8 +229,35 @@ class Stsb(StsTask):
 # ----------------------------------------------------------------------------------- stsb-multi-mt
 
 
+class LimitedStsTask(StsTask):
+    """An STS task over long translated test sets that can score `max_pairs` evenly spaced rows per subset
+    (row i * n // max_pairs), for quick runs such as the demo; the same rows in every language."""
+
+    def __init__(
+        self, languages: Sequence[str] | str | None = None, split: str | None = None, max_pairs: int | None = None
+    ) -> None:
+        super().__init__(languages, split)
+        if max_pairs is not None and max_pairs < 1:
+            raise PolyembedError(f"max_pairs must be >= 1, got {max_pairs}")
+        self.max_pairs = max_pairs
+
+    def limited(self, pairs: ScoredPairs) -> ScoredPairs:
+        """`pairs` itself, or its evenly spaced `max_pairs` rows."""
+        n = len(pairs)
+        if self.max_pairs is None or n <= self.max_pairs:
+            return pairs
+        rows = [i * n // self.max_pairs for i in range(self.max_pairs)]
+        return ScoredPairs(
+            [pairs.sentences1[i] for i in rows],
+            [pairs.sentences2[i] for i in rows],
+            [pairs.scores[i] for i in rows],
+            pairs.language1,
+            pairs.language2,
+        )
+
+
 @register_task
-class StsbMultiMt(StsTask):
+class StsbMultiMt(LimitedStsTask):
     """STS-B machine-translated into 10 languages: mono per language and en-X cross pairs, row by row.
 
     `languages` picks the languages: each chosen one gets a mono subset, and each chosen X != en a
@@ -254,12 +282,12 @@ class StsbMultiMt(StsTask):
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Mono subsets, then en-X cross subsets, then the averages."""
         folder = get_dataset("stsb-multi-mt").path(context.data_root)
-        mono_pairs = [read_stsb_multi_mt(folder, language, self.split) for language in self.languages]
+        mono_pairs = [self.limited(read_stsb_multi_mt(folder, language, self.split)) for language in self.languages]
         cross_pairs = [
             (
                 f"en-{language}",
-                read_stsb_multi_mt(folder, "en", self.split, language),
-                read_stsb_multi_mt(folder, language, self.split, "en"),
+                self.limited(read_stsb_multi_mt(folder, "en", self.split, language)),
+                self.limited(read_stsb_multi_mt(folder, language, self.split, "en")),
             )
             for language in self.languages
             if language != "en"
@@ -271,7 +299,7 @@ class StsbMultiMt(StsTask):
 
 
 @register_task
-class KardesSts(StsTask):
+class KardesSts(LimitedStsTask):
     """Kardes-NLU STS: English and 5 Turkic languages, mono and every cross pair (both directions averaged)."""
 
     metadata = TaskMetadata(
@@ -293,12 +321,12 @@ class KardesSts(StsTask):
         """Mono subsets, then every cross pair of the chosen languages, then the averages."""
         folder = get_dataset("kardes-nlu").path(context.data_root)
         order = [code for code in self.metadata.languages if code in self.languages]
-        mono_pairs = [read_kardes_sts(folder, language, split=self.split) for language in order]
+        mono_pairs = [self.limited(read_kardes_sts(folder, language, split=self.split)) for language in order]
         cross_pairs = [
             (
                 f"{a}-{b}",
-                read_kardes_sts(folder, a, b, split=self.split),
-                read_kardes_sts(folder, b, a, split=self.split),
+                self.limited(read_kardes_sts(folder, a, b, split=self.split)),
+                self.limited(read_kardes_sts(folder, b, a, split=self.split)),
             )
             for a, b in itertools.combinations(order, 2)
         ]

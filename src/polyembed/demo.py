@@ -1,0 +1,259 @@
+"""The main job: distil the offline English teacher into a multilingual student and show that it worked.
+
+`run_demo` trains with the packaged `presets/distill-demo.yaml` (10 languages, ~10 minutes on 2 CPU
+cores), then evaluates the teacher, the untrained student and the distilled student on the same tasks
+(STS2017 mono + cross, stsb-multi-mt en-X, Kardes STS, Tatoeba for the trained languages, language bias)
+and writes one comparison report: results.json, report.md with tables, and plots. The same headline
+numbers (`headline_metrics`) feed benchmarks/distill.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from polyembed.config import build_config
+from polyembed.data.io import atomic_write
+from polyembed.eval.report import results_to_dict, write_report_md
+from polyembed.eval.runner import EvaluationResult
+from polyembed.models.languages import normalize_language
+
+STSB_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
+KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")
+LASER_CODES = {
+    "de": "deu", "fr": "fra", "es": "spa", "ru": "rus", "zh": "cmn", "ar": "ara", "tr": "tur", "kk": "kaz",
+    "sw": "swh", "it": "ita", "nl": "nld", "pl": "pol", "pt": "por", "hi": "hin", "ja": "jpn", "ko": "kor",
+    "cs": "ces", "uz": "uzb", "ug": "uig", "tt": "tat", "az": "aze", "am": "amh", "xh": "xho", "yo": "yor",
+}  # fmt: skip
+STS17_CROSS = ("ar-en", "es-en", "tr-en")  # track 4b (es-en-wmt) is reported but kept out of means
+STS17_ENGLISH = "en-en"
+
+
+def demo_config_path() -> Path:
+    """The packaged demo config (also a template for your own runs)."""
+    return Path(str(resources.files("polyembed") / "presets" / "distill-demo.yaml"))
+
+
+def demo_tasks(languages: list[str], max_pairs: int | None = 500, max_rows: int | None = 500) -> list[tuple[str, dict]]:
+    """Evaluation tasks for a distilled student of `languages`, trimmed for a minutes-long run."""
+    codes = [normalize_language(code) or code for code in languages]
+    stsb = ["en", *[c for c in codes if c in STSB_LANGUAGES]]
+    kardes = [c for c in codes if c in KARDES_LANGUAGES]
+    tatoeba = [LASER_CODES[c] for c in codes if c in LASER_CODES]
+    tasks: list[tuple[str, dict]] = [("sts17", {}), ("stsb-multi-mt", {"languages": stsb, "max_pairs": max_pairs})]
+    if kardes:
+        tasks.append(("kardes-sts", {"languages": ["en", *kardes], "max_pairs": max_pairs}))
+    if tatoeba:
+        tasks.append(("tatoeba", {"languages": tatoeba, "max_rows": max_rows}))
+    tasks.append(("language-bias", {}))
+    return tasks
+
+
+def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
+    return {s.subset: s.value for s in result.scores if s.task == task and s.metric == metric}
+
+
+def _mean(values: list[float]) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def headline_metrics(result: EvaluationResult) -> dict[str, float]:
+    """The issue's acceptance numbers: mean cross-lingual STS (STS2017 ar-en, es-en, tr-en + stsb-multi-mt
+    en-X), the English STS on the same data (STS2017 en-en, stsb-multi-mt en), their ratio, the language
+    bias gap (joined minus mean), Tatoeba and Kardes cross means."""
+    sts17 = _values(result, "sts17", "spearman")
+    stsb = _values(result, "stsb-multi-mt", "spearman")
+    cross = [sts17[k] for k in STS17_CROSS if k in sts17] + [v for k, v in stsb.items() if k.startswith("en-")]
+    english = [sts17[k] for k in (STS17_ENGLISH,) if k in sts17] + ([stsb["en"]] if "en" in stsb else [])
+    cross_mean, english_mean = _mean(cross), _mean(english)
+    bias = _values(result, "language-bias", "difference").get("all", float("nan"))
+    tatoeba = _values(result, "tatoeba", "accuracy")
+    kardes = _values(result, "kardes-sts", "spearman")
+    return {
+        "cross_sts": cross_mean,
+        "english_sts": english_mean,
+        "cross_over_english": cross_mean / english_mean if english_mean else float("nan"),
+        "language_bias_gap": bias,
+        "sts17_es_en_4b": sts17.get("es-en-wmt", float("nan")),
+        "tatoeba_accuracy": _mean([v for k, v in tatoeba.items() if "avg" not in k]),
+        "kardes_cross_sts": _mean([v for k, v in kardes.items() if "-" in k and "avg" not in k]),
+    }
+
+
+HEADLINE_LABELS = {
+    "cross_sts": "cross-lingual STS (STS17 ar/es/tr-en + stsb en-X)",
+    "english_sts": "English STS (STS17 en-en + stsb en)",
+    "cross_over_english": "cross / teacher English",
+    "language_bias_gap": "language bias gap (joined - mean)",
+    "sts17_es_en_4b": "STS17 es-en track 4b (not in means)",
+    "tatoeba_accuracy": "Tatoeba accuracy (trained languages)",
+    "kardes_cross_sts": "Kardes STS cross",
+}
+
+
+def comparison_markdown(results: dict[str, EvaluationResult], teacher_key: str = "teacher") -> str:
+    """A headline table (models as columns) followed by every task's main scores side by side."""
+    names = list(results)
+    heads = {name: headline_metrics(result) for name, result in results.items()}
+    teacher_english = heads.get(teacher_key, {}).get("english_sts", float("nan"))
+    lines = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for key, label in HEADLINE_LABELS.items():
+        row = []
+        for name in names:
+            value = heads[name][key]
+            if key == "cross_over_english":
+                value = heads[name]["cross_sts"] / teacher_english if teacher_english else float("nan")
+                row.append(f"{100 * value:.1f}%")
+            else:
+                row.append(f"{value:.2f}")
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    lines.append("")
+    for task in dict.fromkeys(s.task for r in results.values() for s in r.scores):
+        table: dict[str, dict[str, float]] = {}
+        for name, result in results.items():
+            for score in result.scores:
+                if score.task == task and score.main:
+                    table.setdefault(score.subset, {})[name] = score.value
+        lines += [f"### {task}", "", "| subset | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for subset, row in table.items():
+            lines.append(f"| {subset} | " + " | ".join(f"{row.get(n, float('nan')):.2f}" for n in names) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_comparison(results: dict[str, EvaluationResult], path: Path) -> None:
+    """Grouped bars of the main headline numbers per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    keys = ["english_sts", "cross_sts", "tatoeba_accuracy", "kardes_cross_sts"]
+    heads = {name: headline_metrics(result) for name, result in results.items()}
+    figure, axis = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(results)
+    for index, name in enumerate(results):
+        axis.bar(np.arange(len(keys)) + index * width, [heads[name][k] for k in keys], width, label=name)
+    axis.set_xticks(np.arange(len(keys)) + width * (len(results) - 1) / 2)
+    axis.set_xticklabels([HEADLINE_LABELS[k].split(" (")[0] for k in keys], fontsize=8)
+    axis.set_ylabel("score x100")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100)
+    plt.close(figure)
+
+
+def run_demo(
+    out_dir: str | Path = "results/demo",
+    *,
+    config: str | Path | None = None,
+    data_root: str | Path | None = None,
+    show_progress: bool = True,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Distil, evaluate teacher / untrained student / distilled student, write the comparison report."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import prepare_data, train_distill
+    from polyembed.models.loading import load_model
+
+    started = time.perf_counter()
+    out = Path(out_dir).expanduser().resolve()
+    options = {"output_dir": str(out / "run"), **overrides}
+    if data_root is not None:
+        options["data_root"] = str(data_root)
+    settings, origin = build_config(DistillConfig, config or demo_config_path(), options)
+    prepare_data(settings, origin)  # bad input stops here, before any model is loaded
+    tasks = demo_tasks(settings.languages)
+    names = [name for name, _ in tasks]
+
+    def evaluation(model: Any, label: str) -> EvaluationResult:
+        if show_progress:
+            print(f"== evaluating {label}")
+        task_objects = [get_task(name, **kwargs) for name, kwargs in tasks]
+        result = evaluate(model, task_objects, data_root=settings.data_root, show_progress=show_progress)
+        result.model = label
+        return result
+
+    results: dict[str, EvaluationResult] = {"teacher": evaluation(load_model(settings.teacher), settings.teacher)}
+    student_name = settings.teacher if settings.student == "teacher" else settings.student
+    results["untrained student"] = evaluation(load_model(student_name), f"{student_name} (untrained)")
+    if show_progress:
+        print(f"== distilling {settings.teacher} into {student_name}")
+    training = train_distill(settings, origin=origin, resume=False, overwrite=True, show_progress=show_progress)
+    results["distilled student"] = evaluation(load_model(training.model_dir), "distilled student")
+
+    summary = {
+        "seconds": round(time.perf_counter() - started, 1),
+        "config": json.loads(json.dumps(settings.__dict__)),
+        "tasks": names,
+        "headline": {name: headline_metrics(result) for name, result in results.items()},
+        "training": training.to_dict(),
+        "results": {name: results_to_dict(result) for name, result in results.items()},
+    }
+    _write_report(out, results, summary)
+    return summary
+
+
+def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any]) -> None:
+    """Stage everything in a temp folder next to `out`, then move the files in (the run folder stays)."""
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".demo-report-", dir=out))
+    try:
+        (staging / "plots").mkdir()
+        plot_comparison(results, staging / "plots" / "headline.png")
+        training = summary["training"]
+        text = [
+            "# polyembed demo: multilingual knowledge distillation",
+            "",
+            f"Teacher `{summary['config']['teacher']}` distilled into `{summary['config']['student']}` for "
+            f"{', '.join(summary['config']['languages'])} in {training['steps']} steps "
+            f"({training['train_pairs_seen']:,} pairs, {training['pairs_per_second']:.1f} pairs/s, "
+            f"peak memory {training['peak_memory_mb']:.0f} MB). Whole demo: {summary['seconds']:.0f} s.",
+            "",
+            "![headline](plots/headline.png)",
+            "",
+            comparison_markdown(results),
+            "## Training sources",
+            "",
+            "| source | language | train pairs | dev pairs |",
+            "|---|---|---|---|",
+            *[
+                f"| {s['source']} | {s['language']} | {s['train_pairs']} | {s['dev_pairs']} |"
+                for s in training["sources"]
+            ],
+            "",
+            "## Dev evaluation during training",
+            "",
+            "| step | dev MSE x100 | translation accuracy | dev STS |",
+            "|---|---|---|---|",
+            *[
+                f"| {h.get('step')} | {-h.get('eval_dev_negative_mse', float('nan')):.4f} | "
+                f"{h.get('eval_dev_mean_accuracy', float('nan')):.3f} | "
+                f"{h.get('eval_dev-sts_spearman_cosine', float('nan')):.3f} |"
+                for h in training["history"]
+            ],
+            "",
+        ]
+        (staging / "report.md").write_text("\n".join(text), encoding="utf-8")
+        (staging / "results.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+        for name, result in results.items():
+            write_report_md(result, staging / f"report-{name.replace(' ', '-')}.md")
+        for item in staging.iterdir():
+            target = out / item.name
+            if target.is_dir():
+                shutil.rmtree(target)
+            os.replace(item, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Training methods, one folder each with the same files: config.py (options), losses.py, train.py."""

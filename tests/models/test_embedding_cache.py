@@ -1,0 +1,121 @@
+"""The teacher's embedding store: encode each sentence once, keep it on disk, answer in input order."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from polyembed.models.embedding_cache import EmbeddingStore, encoder_fingerprint
+from tests.conftest import HashingEncoder
+
+
+class CountingEncoder:
+    """Wraps an encoder and records every sentence it was asked to encode."""
+
+    def __init__(self, inner: HashingEncoder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seen: list[str] = []
+
+    def encode(self, sentences: Sequence[str], **kwargs) -> np.ndarray:
+        self.seen.extend(sentences)
+        return self.inner.encode(sentences, **kwargs)
+
+
+@pytest.fixture
+def counting(hashing_encoder: HashingEncoder) -> CountingEncoder:
+    return CountingEncoder(hashing_encoder)
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+
+
+def test_encodes_only_unseen_and_keeps_input_order(tmp_path: Path, counting: CountingEncoder) -> None:
+    store = EmbeddingStore(counting, tmp_path / "store")
+    first = store.embed(["a dog", "a cat", "a dog"], show_progress_bar=False)
+    assert counting.seen == ["a dog", "a cat"]  # duplicates encoded once
+    expected = counting.inner.encode(["a dog", "a cat", "a dog"])
+    np.testing.assert_array_equal(first, expected)
+    assert first.dtype == np.float32 and len(store) == 2 and "a cat" in store and "a cow" not in store
+
+    second = store.embed(["a cow", "a cat", "a bird", "a cow"], show_progress_bar=False)
+    assert counting.seen == ["a dog", "a cat", "a cow", "a bird"]
+    np.testing.assert_array_equal(second, counting.inner.encode(["a cow", "a cat", "a bird", "a cow"]))
+    assert len(store) == 4
+
+    store.embed(["a bird", "a dog"], show_progress_bar=False)
+    assert len(counting.seen) == 4  # nothing new
+    assert store.embed([], show_progress_bar=False).shape[0] == 0
+
+
+def test_persists_to_directory(tmp_path: Path, counting: CountingEncoder) -> None:
+    directory = tmp_path / "store"
+    sentences = ["Guten Morgen.", "Hello there.", "Wie geht's?"]
+    vectors = EmbeddingStore(counting, directory).embed(sentences, show_progress_bar=False)
+    assert (directory / "sentences.json").is_file() and (directory / "embeddings.npy").is_file()
+    assert json.loads((directory / "sentences.json").read_text(encoding="utf-8")) == sentences
+    assert not [p.name for p in directory.iterdir() if p.name.startswith(".")]  # no temp files left
+
+    fresh = CountingEncoder(counting.inner)
+    reopened = EmbeddingStore(fresh, directory)
+    assert len(reopened) == 3
+    again = reopened.embed(list(reversed(sentences)), show_progress_bar=False)
+    assert fresh.seen == []
+    np.testing.assert_array_equal(again, vectors[::-1])
+    reopened.embed(["Neu hier.", "Hello there."], show_progress_bar=False)
+    assert fresh.seen == ["Neu hier."]
+    assert len(EmbeddingStore(fresh, directory)) == 4
+
+
+def test_encode_stands_in_for_a_teacher(tmp_path: Path, counting: CountingEncoder) -> None:
+    store = EmbeddingStore(counting, tmp_path / "store")
+    out = store.encode(["one", "two", "one"], batch_size=8, show_progress_bar=False, convert_to_numpy=True)
+    assert isinstance(out, np.ndarray) and out.shape == (3, counting.inner.dimension)
+    np.testing.assert_array_equal(out[0], out[2])
+    single = store.encode("two", convert_to_numpy=True)
+    assert single.shape == (counting.inner.dimension,)
+    np.testing.assert_array_equal(single, out[1])
+    assert counting.seen == ["one", "two"]
+    assert store.encode(("two", "one")).shape == (2, counting.inner.dimension)  # any sequence
+
+
+def test_files_of_different_length_are_ignored(tmp_path: Path, counting: CountingEncoder) -> None:
+    directory = tmp_path / "store"
+    directory.mkdir()
+    (directory / "sentences.json").write_text(json.dumps(["a", "b"]), encoding="utf-8")
+    np.save(directory / "embeddings.npy", np.ones((3, counting.inner.dimension), dtype=np.float32))
+    store = EmbeddingStore(counting, directory)
+    assert len(store) == 0 and "a" not in store
+    vectors = store.embed(["a", "b"], show_progress_bar=False)
+    assert counting.seen == ["a", "b"]
+    np.testing.assert_array_equal(vectors, counting.inner.encode(["a", "b"]))
+    assert len(EmbeddingStore(counting, directory)) == 2  # rewritten consistently
+
+
+def test_default_directory_is_under_cache_by_fingerprint(tmp_path: Path, counting: CountingEncoder) -> None:
+    store = EmbeddingStore(counting)
+    assert store.directory == tmp_path / "cache" / "embeddings" / encoder_fingerprint(counting)
+    store.embed(["x"], show_progress_bar=False)
+    assert (store.directory / "embeddings.npy").is_file()
+
+
+def test_fingerprint_follows_name_and_weight_files(tmp_path: Path) -> None:
+    assert encoder_fingerprint(HashingEncoder(name="a")) == encoder_fingerprint(HashingEncoder(name="a"))
+    assert encoder_fingerprint(HashingEncoder(name="a")) != encoder_fingerprint(HashingEncoder(name="b"))
+
+    model = tmp_path / "model"
+    model.mkdir()
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"\0" * 10)
+    encoder = HashingEncoder(name="folder-model")
+    encoder.path = str(model)  # type: ignore[attr-defined]
+    before = encoder_fingerprint(encoder)
+    assert len(before) == 16 and before != encoder_fingerprint(HashingEncoder(name="folder-model"))
+    weights.write_bytes(b"\0" * 20)  # retrained: the weights change size
+    assert encoder_fingerprint(encoder) != before

@@ -1,0 +1,159 @@
+"""Run configs: YAML with file:line errors, type checks, CLI overrides and per-item line numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from polyembed.config import ConfigOrigin, build_config, dump_config, option, read_yaml_mapping
+from polyembed.data.errors import DataError, PolyembedError
+from polyembed.methods.distill.config import DEMO_LANGUAGES, DistillConfig
+
+
+def write(tmp_path: Path, text: str, name: str = "run.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_without_file() -> None:
+    config, origin = build_config(DistillConfig)
+    assert config == DistillConfig()
+    assert config.languages == DEMO_LANGUAGES and config.batch_size == 64
+    assert origin.path is None and origin.where("languages") == "flag --languages"
+
+
+def test_option_copies_list_defaults_and_keeps_help() -> None:
+    a, b = DistillConfig(), DistillConfig()
+    a.languages.append("xx")
+    assert b.languages == DEMO_LANGUAGES and "xx" not in DEMO_LANGUAGES
+
+    @dataclasses.dataclass
+    class Small:
+        items: list[str] = option(["a"], "Some items.")
+        count: int = option(2, "How many.")
+
+    fields = {f.name: f for f in dataclasses.fields(Small)}
+    assert fields["items"].metadata["help"] == "Some items." and fields["count"].metadata["help"] == "How many."
+    assert Small().items is not Small().items and Small().count == 2
+
+
+def test_file_values_are_read_with_their_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "teacher: minilm-en\nbatch_size: 16\nlanguages: [de, fr]\nmax_pairs_per_source: null\n")
+    config, origin = build_config(DistillConfig, path)
+    assert config.batch_size == 16 and config.languages == ["de", "fr"] and config.max_pairs_per_source is None
+    assert config.student == DistillConfig().student  # not in the file: default
+    assert origin.key_lines == {"teacher": 1, "batch_size": 2, "languages": 3, "max_pairs_per_source": 4}
+    assert origin.where("batch_size") == f"{path}:2"
+    assert origin.where("languages", 1) == f"{path}:3"  # flow list: items share the key's line
+
+
+def test_unknown_key_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "teacher: minilm-en\nbatch_size: 16\nlearnin_rate: 0.001\n")
+    with pytest.raises(DataError) as info:
+        build_config(DistillConfig, path)
+    assert info.value.line == 3 and f"{path}:3:" in str(info.value)
+    assert "learnin_rate: unknown option" in str(info.value) and "learning_rate" in str(info.value)
+
+
+def test_wrong_type_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "seed: 1\n\nbatch_size: many\n")
+    with pytest.raises(DataError, match=r"run\.yaml:3: batch_size: expected int, got 'many'"):
+        build_config(DistillConfig, path)
+    path = write(tmp_path, "languages:\n  - de\n  - 7\n")
+    with pytest.raises(DataError, match=r"run\.yaml:1: languages: expected list"):
+        build_config(DistillConfig, path)
+
+
+def test_invalid_yaml_names_a_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "seed: 1\nlanguages: [de, fr\nbatch_size: 3\n")
+    with pytest.raises(DataError, match="invalid YAML") as info:
+        build_config(DistillConfig, path)
+    assert info.value.line is not None and info.value.line >= 2
+    assert f"{path}:{info.value.line}:" in str(info.value)
+    path = write(tmp_path, "seed: 1\n  batch_size: 3\n")
+    with pytest.raises(DataError, match=r"run\.yaml:2: invalid YAML"):
+        read_yaml_mapping(path)
+
+
+def test_file_must_be_a_mapping_and_exist(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"run\.yaml:1: a config file must be a mapping"):
+        build_config(DistillConfig, write(tmp_path, "- de\n- fr\n"))
+    with pytest.raises(DataError, match="config file not found"):
+        build_config(DistillConfig, tmp_path / "missing.yaml")
+    values, origin = read_yaml_mapping(write(tmp_path, "# only a comment\n", "empty.yaml"))
+    assert values == {} and origin.key_lines == {}
+
+
+def test_overrides_win_and_are_reported_as_flags(tmp_path: Path) -> None:
+    path = write(tmp_path, "languages:\n  - de\n  - fr\nbatch_size: 16\nseed: 4\n")
+    config, origin = build_config(DistillConfig, path, {"languages": ["sw"], "batch_size": None, "seed": 9})
+    assert config.languages == ["sw"] and config.seed == 9
+    assert config.batch_size == 16  # None means 'not given': the file's value stays
+    assert origin.where("languages") == "flag --languages"
+    assert origin.where("languages", 0) == "flag --languages"
+    assert origin.where("seed") == "flag --seed" and origin.where("batch_size") == f"{path}:4"
+    assert origin.from_cli == {"languages", "seed"}
+
+
+def test_wrong_override_type_is_a_flag_error(tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="--max-steps: expected") as info:
+        build_config(DistillConfig, None, {"max_steps": "ten"})
+    assert not isinstance(info.value, DataError)
+
+
+def test_unknown_override_is_a_polyembed_error() -> None:
+    with pytest.raises(PolyembedError, match="langauges"):
+        build_config(DistillConfig, None, {"langauges": ["de"]})
+
+
+def test_list_items_keep_their_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "seed: 1\nlanguages:\n  - de\n  - xx\ndatasets: [multi30k]\n")
+    config, origin = build_config(DistillConfig, path)
+    assert config.languages == ["de", "xx"]
+    assert origin.item_lines["languages"] == [3, 4]
+    assert origin.item_lines["datasets"] == [5]
+    assert origin.where("languages", 1).endswith(":4") and origin.where("languages", 1) == f"{path}:4"
+    assert origin.where("languages") == f"{path}:2"
+    assert origin.where("languages", 5) == f"{path}:2"  # out of range: the key's line
+    error = origin.error("languages", "unknown language 'xx'", 1)
+    assert isinstance(error, DataError) and str(error) == f"{path}:4: languages: unknown language 'xx'"
+
+
+def test_item_lines_from_file_starting_with_the_list(tmp_path: Path) -> None:
+    path = write(tmp_path, "languages:\n  - de\n  - xx\n")
+    _, origin = build_config(DistillConfig, path)
+    assert origin.item_lines["languages"] == [2, 3]
+    assert origin.where("languages", 1).endswith(":3")
+
+
+def test_origin_error_for_cli_key() -> None:
+    origin = ConfigOrigin(path=Path("x.yaml"), key_lines={"seed": 2}, from_cli={"max_steps"})
+    error = origin.error("max_steps", "must be positive")
+    assert type(error) is PolyembedError and str(error) == "--max-steps: must be positive"
+    assert str(origin.error("seed", "bad")) == "x.yaml:2: seed: bad"
+    assert origin.where("output_dir") == "x.yaml"  # a key without a line: just the file
+
+
+def test_numeric_type_rules(tmp_path: Path) -> None:
+    config, _ = build_config(DistillConfig, write(tmp_path, "learning_rate: 1\nepochs: 2\nwarmup_ratio: 0.5\n"))
+    assert config.learning_rate == 1 and config.epochs == 2
+    for text in ("batch_size: true\n", "seed: 1.5\n", "learning_rate: yes\n", "max_steps: false\n"):
+        with pytest.raises(DataError, match=r"run\.yaml:1: .*expected"):
+            build_config(DistillConfig, write(tmp_path, text))
+    config, _ = build_config(DistillConfig, write(tmp_path, "max_steps: 10\ngroup_by_length: false\n"))
+    assert config.max_steps == 10 and config.group_by_length is False
+
+
+def test_dump_config_round_trips(tmp_path: Path) -> None:
+    config, _ = build_config(
+        DistillConfig, write(tmp_path, "languages: [de, zh]\nmax_pairs_per_source: 500\nlearning_rate: 0.0001\n")
+    )
+    text = dump_config(config)
+    assert yaml.safe_load(text) == dataclasses.asdict(config)
+    assert list(yaml.safe_load(text)) == [f.name for f in dataclasses.fields(DistillConfig)]  # field order kept
+    again, _ = build_config(DistillConfig, write(tmp_path, text, "dumped.yaml"))
+    assert again == config
