@@ -172,9 +172,7 @@ def get_task(name: str, **kwargs: Any) -> Task:
         accepted = [p for p in parameters if p != "self"]
         unknown = sorted(set(kwargs) - set(accepted))
         if unknown:
-            raise PolyembedError(
-                f"task '{name}' has no option {', '.join(unknown)}; it accepts: {', '.join(accepted)}"
-            )
+            raise PolyembedError(f"task '{name}' has no option {', '.join(unknown)}; it accepts: {', '.join(accepted)}")
     return TASKS[name](**kwargs)
 
 
@@ -182,4 +180,3 @@ def list_tasks() -> list[TaskMetadata]:
     """Metadata of every registered task."""
     _load_builtin_tasks()
     return [TASKS[name].metadata for name in sorted(TASKS)]
-

@@ -98,7 +98,6 @@ class EvaluationResult:
         return [score for run in self.runs for score in run.scores]
 
 
-
 def environment_info() -> dict[str, Any]:
     """Versions and machine, recorded with every result so numbers can be traced."""
     import sentence_transformers

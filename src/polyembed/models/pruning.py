@@ -247,9 +247,7 @@ def prune_vocabulary(
     if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
         raise PruningError("the first module must be a Hugging Face Transformer with a fast tokenizer")
     if getattr(transformer, "processor", None) is not tokenizer:
-        raise PruningError(
-            "multimodal processors are not supported: the module's processor must be its tokenizer"
-        )
+        raise PruningError("multimodal processors are not supported: the module's processor must be its tokenizer")
     if hf_model.get_output_embeddings() is not None:
         raise PruningError("models with an output (LM) head tied to the vocabulary are not supported")
     spec = json.loads(tokenizer.backend_tokenizer.to_str())

@@ -63,7 +63,6 @@ WORD_START = "▁"
 TokenizerKind = Literal["unigram", "wordpiece"]
 
 
-
 class VocabularyTransferError(PolyembedError):
     """The vocabulary transfer cannot run: empty corpus, impossible vocabulary size, unsupported model..."""
 
@@ -149,9 +148,7 @@ class TransferReport:
 def _texts(corpus: Iterable[str] | str, what: str = "corpus") -> list[str]:
     """The corpus as a list of non-blank strings; a non-string item or an empty corpus is an error."""
     if corpus is None:
-        raise VocabularyTransferError(
-            f"the {what} is missing (None): a new vocabulary needs target-language text"
-        )
+        raise VocabularyTransferError(f"the {what} is missing (None): a new vocabulary needs target-language text")
     if isinstance(corpus, str | bytes):
         raise VocabularyTransferError(f"the {what} must be an iterable of sentences, not a single string")
     out: list[str] = []
@@ -233,9 +230,7 @@ def canonical_vocabulary(tokenizer: Any) -> dict[str, int]:
         def form(token: str) -> str:
             return WORD_START + token
 
-    elif _contains_type(spec.get("decoder"), "ByteLevel") or _contains_type(
-        spec.get("pre_tokenizer"), "ByteLevel"
-    ):
+    elif _contains_type(spec.get("decoder"), "ByteLevel") or _contains_type(spec.get("pre_tokenizer"), "ByteLevel"):
         from tokenizers import decoders
 
         byte_level = decoders.ByteLevel()
@@ -268,9 +263,7 @@ def _remap_post_processor(spec: dict[str, Any] | None, ids: dict[str, int]) -> d
 
     def lookup(token: str) -> int:
         if token not in ids:
-            raise VocabularyTransferError(
-                f"the post-processor needs token {token!r}, missing from the new vocabulary"
-            )
+            raise VocabularyTransferError(f"the post-processor needs token {token!r}, missing from the new vocabulary")
         return ids[token]
 
     kind = spec.get("type")
@@ -301,9 +294,7 @@ def _wrap(backend_json: str, source_tokenizer: Any) -> Any:
         value = getattr(source_tokenizer, attr, None)
         if value is not None and str(value) in vocab:
             kwargs[attr] = str(value)
-    extra = [
-        str(t) for t in getattr(source_tokenizer, "additional_special_tokens", None) or [] if str(t) in vocab
-    ]
+    extra = [str(t) for t in getattr(source_tokenizer, "additional_special_tokens", None) or [] if str(t) in vocab]
     if extra:
         kwargs["additional_special_tokens"] = extra
     return PreTrainedTokenizerFast(
@@ -529,9 +520,7 @@ def focus_embeddings(
 
     texts = _texts(corpus) if corpus is not None or auxiliary is None else []
     if old_embeddings.ndim != 2:
-        raise VocabularyTransferError(
-            f"old_embeddings must be a 2-d matrix, got shape {tuple(old_embeddings.shape)}"
-        )
+        raise VocabularyTransferError(f"old_embeddings must be a 2-d matrix, got shape {tuple(old_embeddings.shape)}")
     old = old_embeddings.detach().to("cpu", torch.float32)
     old_vocab_size = len(old_tokenizer)
     old_canonical = canonical_vocabulary(old_tokenizer)
@@ -554,12 +543,7 @@ def focus_embeddings(
     old_vocab = old_tokenizer.get_vocab()
     model_vocab = new_tokenizer.backend_tokenizer.get_vocab(with_added_tokens=False)
     for token, new_id in new_vocab.items():  # non-special added tokens: exact string match
-        if (
-            new_id not in source_of
-            and token not in specials
-            and token not in model_vocab
-            and token in old_vocab
-        ):
+        if new_id not in source_of and token not in specials and token not in model_vocab and token in old_vocab:
             source_of[new_id] = old_vocab[token]
 
     # 2. auxiliary space on the corpus tokenised with the NEW tokenizer (unless given)
@@ -609,9 +593,7 @@ def focus_embeddings(
     examples: list[str] = []
     new_tokens = new_tokenizer.convert_ids_to_tokens(list(range(new_size)))
     old_tokens = old_tokenizer.convert_ids_to_tokens(list(range(old_vocab_size)))
-    progress = tqdm(
-        total=int(targets.size), desc="FOCUS interpolation", unit="tok", disable=not show_progress
-    )
+    progress = tqdm(total=int(targets.size), desc="FOCUS interpolation", unit="tok", disable=not show_progress)
     for start in range(0, targets.size, chunk_size):
         chunk = targets[start : start + chunk_size]
         weights = sparsemax(torch.from_numpy(aux_unit[chunk]) @ anchor_aux.T, dim=-1)
@@ -674,17 +656,11 @@ def _transformer_parts(model: Any) -> tuple[Any, Any, Any]:
     tokenizer = getattr(transformer, "tokenizer", None)
     hf_model = getattr(transformer, "auto_model", None)
     if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
-        raise VocabularyTransferError(
-            "the first module must be a Hugging Face Transformer with a fast tokenizer"
-        )
+        raise VocabularyTransferError("the first module must be a Hugging Face Transformer with a fast tokenizer")
     if getattr(transformer, "processor", tokenizer) is not tokenizer:
-        raise VocabularyTransferError(
-            "multimodal processors are not supported: the processor must be the tokenizer"
-        )
+        raise VocabularyTransferError("multimodal processors are not supported: the processor must be the tokenizer")
     if hf_model.get_output_embeddings() is not None:
-        raise VocabularyTransferError(
-            "models with an output (LM) head tied to the vocabulary are not supported"
-        )
+        raise VocabularyTransferError("models with an output (LM) head tied to the vocabulary are not supported")
     return transformer, tokenizer, hf_model
 
 
@@ -702,21 +678,13 @@ def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any
     transformer, old_tokenizer, hf_model = _transformer_parts(st_model)
     embedding = hf_model.get_input_embeddings()
     rows = len(tokenizer)
-    if (
-        embeddings.ndim != 2
-        or embeddings.shape[0] != rows
-        or embeddings.shape[1] != embedding.weight.shape[1]
-    ):
+    if embeddings.ndim != 2 or embeddings.shape[0] != rows or embeddings.shape[1] != embedding.weight.shape[1]:
         raise VocabularyTransferError(
             f"embeddings must have shape ({rows}, {embedding.weight.shape[1]}), got {tuple(embeddings.shape)}"
         )
     new_vocab = tokenizer.get_vocab()
     old_id_to_token = {i: t for t, i in old_tokenizer.get_vocab().items()}
-    role_of = {
-        str(getattr(old_tokenizer, attr)): attr
-        for attr in _SPECIAL_ATTRS
-        if getattr(old_tokenizer, attr, None)
-    }
+    role_of = {str(getattr(old_tokenizer, attr)): attr for attr in _SPECIAL_ATTRS if getattr(old_tokenizer, attr, None)}
 
     def new_id(old_id: int | None) -> int | None:
         if old_id is None or old_id not in old_id_to_token:
@@ -784,9 +752,7 @@ def transfer_vocabulary(
     """
     output_dir = Path(output_dir)
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not overwrite:
-        raise VocabularyTransferError(
-            f"{output_dir} exists and is not empty (pass overwrite=True to replace it)"
-        )
+        raise VocabularyTransferError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
     st_model, source = _as_sentence_transformer(model)
     _, old_tokenizer, hf_model = _transformer_parts(st_model)
     texts = _texts(corpus)
@@ -794,9 +760,7 @@ def transfer_vocabulary(
     if prompts:
         cycle = ["", *prompts]
         texts = [cycle[i % len(cycle)] + text for i, text in enumerate(texts)]
-    new_tokenizer = train_tokenizer(
-        texts, vocab_size, source_tokenizer=old_tokenizer, kind=kind, show_progress=verbose
-    )
+    new_tokenizer = train_tokenizer(texts, vocab_size, source_tokenizer=old_tokenizer, kind=kind, show_progress=verbose)
     embeddings, report = focus_embeddings(
         old_tokenizer,
         hf_model.get_input_embeddings().weight,

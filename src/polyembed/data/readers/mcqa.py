@@ -64,9 +64,7 @@ def read_belebele(folder: Path, language: str) -> list[BelebeleItem]:
     Each question needs at least two answers and exactly one with `"correct": true`.
     """
     if language not in BELEBELE_FILES:
-        raise UnknownLanguageError(
-            f"Belebele has no language '{language}' here (has {', '.join(BELEBELE_FILES)})"
-        )
+        raise UnknownLanguageError(f"Belebele has no language '{language}' here (has {', '.join(BELEBELE_FILES)})")
     path = Path(folder) / BELEBELE_FILES[language]
     out: list[BelebeleItem] = []
     for line, text in enumerate(read_lines(path, allow_empty=True), start=1):
@@ -94,15 +92,11 @@ def read_belebele(folder: Path, language: str) -> list[BelebeleItem]:
                 texts.append(_string(path, line, answer, "text", answer_where))
                 flag = answer.get("correct")
                 if not isinstance(flag, bool):
-                    raise DataError(
-                        path, line, f"'correct'{answer_where} must be true or false, found {flag!r}"
-                    )
+                    raise DataError(path, line, f"'correct'{answer_where} must be true or false, found {flag!r}")
                 if flag:
                     correct.append(number)
             if len(correct) != 1:
-                raise DataError(
-                    path, line, f"expected exactly one correct answer{where}, found {len(correct)}"
-                )
+                raise DataError(path, line, f"expected exactly one correct answer{where}, found {len(correct)}")
             out.append(
                 BelebeleItem(
                     context=passage,
@@ -195,9 +189,7 @@ def read_kardes_xcopa(folder: Path, language: str, split: str = "test") -> list[
             raise DataError(path, line, f"most-plausible-alternative must be 1 or 2, found {answer!r}")
         premise, first, second = (row[name] for name in columns)
         question = row["asks-for"].strip()
-        out.append(
-            _copa_item(path, line, premise, [first, second], question, int(answer) - 1, language, row["id"])
-        )
+        out.append(_copa_item(path, line, premise, [first, second], question, int(answer) - 1, language, row["id"]))
     if not out:
         raise DataError(path, None, "no items found")
     return out

@@ -104,18 +104,14 @@ def invariance_kl(
     return float(np.mean(list(pairs.values()))), pairs
 
 
-def split_half_kl(
-    embeddings: Mapping[str, np.ndarray], shrinkage: float = DEFAULT_SHRINKAGE, seed: int = 0
-) -> float:
+def split_half_kl(embeddings: Mapping[str, np.ndarray], shrinkage: float = DEFAULT_SHRINKAGE, seed: int = 0) -> float:
     """Noise reference for `invariance_kl`: symmetric KL between two random halves of each language (mean)."""
     rng = np.random.default_rng(seed)
     values = []
     for x in embeddings.values():
         order = rng.permutation(len(x))
         half = len(x) // 2
-        values.append(
-            symmetric_kl(fit_gaussian(x[order[:half]], shrinkage), fit_gaussian(x[order[half:]], shrinkage))
-        )
+        values.append(symmetric_kl(fit_gaussian(x[order[:half]], shrinkage), fit_gaussian(x[order[half:]], shrinkage)))
     return float(np.mean(values))
 
 
@@ -246,9 +242,7 @@ class _GeometryTask(Task):
         pooled = np.vstack(list(embeddings.values()))
         figure_path = None
         if context.figure_dir is not None:
-            figure = projection_figure(
-                embeddings, self.name, max_ids=self.plot_ids, tsne=self.tsne, seed=self.seed
-            )
+            figure = projection_figure(embeddings, self.name, max_ids=self.plot_ids, tsne=self.tsne, seed=self.seed)
             figure_path = context.save_figure(figure, f"{self.name}-{self.split}")
         scores = [
             self.score(
@@ -272,9 +266,7 @@ class _GeometryTask(Task):
             self.score("all", "principal_ratio", principal_ratio(pooled), n=len(pooled), **common),
         ]
         scores += [self.score(f"{a}-{b}", "kl_divergence", value, n=n) for (a, b), value in pair_kl.items()]
-        scores += [
-            self.score(lang, "principal_ratio", principal_ratio(x), n=n) for lang, x in embeddings.items()
-        ]
+        scores += [self.score(lang, "principal_ratio", principal_ratio(x), n=n) for lang, x in embeddings.items()]
         return scores
 
 
@@ -319,6 +311,4 @@ class GeometryMulti30kTask(_GeometryTask):
 
     def multiway(self, context: EmbeddingProvider) -> MultiwayText:
         """The split's captions in the selected languages."""
-        return read_multi30k(
-            get_dataset("multi30k").path(context.data_root), self.split, list(self.languages)
-        )
+        return read_multi30k(get_dataset("multi30k").path(context.data_root), self.split, list(self.languages))
