@@ -7,7 +7,7 @@ setup:
 	bash scripts/setup.sh
 
 demo: setup
-	.venv/bin/polyembed eval --model me5-small --suite default --out results/me5-small-default
+	.venv/bin/polyembed demo --out results/demo
 
 test: setup
 	.venv/bin/python -m pytest -q
@@ -20,3 +20,5 @@ lint: setup
 
 benchmarks: setup
 	.venv/bin/python benchmarks/eval_suites.py
+	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1
+	.venv/bin/python benchmarks/distill.py throughput

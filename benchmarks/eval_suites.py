@@ -83,9 +83,15 @@ def measure_throughput(model_name: str, n: int = 1024, batch_size: int = 64, rep
 
     ours = best_seconds(lambda texts: encode(model, texts, batch_size=batch_size))
     theirs = best_seconds(lambda texts: plain.encode(texts, batch_size=batch_size))
-    return {"model": model_name, "sentences": len(sentences), "batch_size": batch_size, "threads": 2,
-            "seconds": round(ours, 2), "sentences_per_second": round(len(sentences) / ours, 1),
-            "plain_sentence_transformers_per_second": round(len(sentences) / theirs, 1)}
+    return {
+        "model": model_name,
+        "sentences": len(sentences),
+        "batch_size": batch_size,
+        "threads": 2,
+        "seconds": round(ours, 2),
+        "sentences_per_second": round(len(sentences) / ours, 1),
+        "plain_sentence_transformers_per_second": round(len(sentences) / theirs, 1),
+    }
 
 
 def load_throughput() -> list[dict]:
@@ -129,8 +135,12 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
         "",
     ]
     lines += [f"- {note}" for note in notes or []] + ([""] if notes else [])
-    lines += ["## Reference checks (plain sentence-transformers numbers from the brief)", "",
-              "| task | subset | model | polyembed | reference | diff |", "|---|---|---|---|---|---|"]
+    lines += [
+        "## Reference checks (plain sentence-transformers numbers from the brief)",
+        "",
+        "| task | subset | model | polyembed | reference | diff |",
+        "|---|---|---|---|---|---|",
+    ]
     for task_name, subset, refs in REFERENCES:
         for model, ref in refs.items():
             for suite in ("default", "full"):
@@ -143,13 +153,20 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
     throughput = load_throughput()
     if throughput:
         reference = {"minilm-en": 387, "me5-small": 142}
-        lines += ["", "## Encoding throughput (STS-B test sentences, batch 64, 2 threads)", "",
-                  "| model | sentences | seconds | polyembed sentences/s | plain sentence-transformers, same run | "
-                  "brief's reference |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Encoding throughput (STS-B test sentences, batch 64, 2 threads)",
+            "",
+            "| model | sentences | seconds | polyembed sentences/s | plain sentence-transformers, same run | "
+            "brief's reference |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in throughput:
-            lines.append(f"| {row['model']} | {row['sentences']} | {row['seconds']} | {row['sentences_per_second']} "
-                         f"| {row.get('plain_sentence_transformers_per_second', '—')} "
-                         f"| {reference.get(row['model'], '—')} |")
+            lines.append(
+                f"| {row['model']} | {row['sentences']} | {row['seconds']} | {row['sentences_per_second']} "
+                f"| {row.get('plain_sentence_transformers_per_second', '—')} "
+                f"| {reference.get(row['model'], '—')} |"
+            )
     for suite, by_model in sorted(results.items()):
         models = sorted(by_model)
         lines += ["", f"## Suite `{suite}`", ""]
@@ -158,8 +175,11 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
         for model in models:
             env = by_model[model]["environment"]
             lines.append(f"| {model} | {by_model[model]['seconds']:.1f} | {env['torch']} | {env['cpu_threads']} |")
-        lines += ["", "| task | main metric | " + " | ".join(models) + " | " +
-                  " | ".join(f"{m} s" for m in models) + " |", "|---" * (2 + 2 * len(models)) + "|"]
+        lines += [
+            "",
+            "| task | main metric | " + " | ".join(models) + " | " + " | ".join(f"{m} s" for m in models) + " |",
+            "|---" * (2 + 2 * len(models)) + "|",
+        ]
         task_names = [t["task"] for t in by_model[models[0]]["tasks"]]
         for name in task_names:
             tasks = {m: next(t for t in by_model[m]["tasks"] if t["task"] == name) for m in models}
@@ -172,11 +192,19 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
             rows = {m: _main_rows(tasks[m]) for m in models}
             subsets = list(rows[models[0]])
             metric = tasks[models[0]]["metadata"]["main_score"]
-            lines += ["", f"### {suite} · {name} ({metric})", "", "| subset | " + " | ".join(models) + " |",
-                      "|---" * (1 + len(models)) + "|"]
+            lines += [
+                "",
+                f"### {suite} · {name} ({metric})",
+                "",
+                "| subset | " + " | ".join(models) + " |",
+                "|---" * (1 + len(models)) + "|",
+            ]
             for subset in subsets:
-                lines.append(f"| {subset} | " + " | ".join(
-                    f"{rows[m][subset]:.2f}" if subset in rows[m] else "—" for m in models) + " |")
+                lines.append(
+                    f"| {subset} | "
+                    + " | ".join(f"{rows[m][subset]:.2f}" if subset in rows[m] else "—" for m in models)
+                    + " |"
+                )
     return "\n".join(lines) + "\n"
 
 

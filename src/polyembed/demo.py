@@ -177,6 +177,8 @@ def run_demo(
     prepare_data(settings, origin)  # bad input stops here, before any model is loaded
     tasks = demo_tasks(settings.languages)
     names = [name for name, _ in tasks]
+    for name, kwargs in tasks:  # a bad task option fails now, not after training
+        get_task(name, **kwargs)
 
     def evaluation(model: Any, label: str) -> EvaluationResult:
         if show_progress:

@@ -206,8 +206,9 @@ class TatoebaRetrieval(PivotRetrievalTask):
         *,
         xsim_k: int = 4,
         xsim_margin: str = "ratio",
+        max_rows: int | None = None,
     ) -> None:
-        super().__init__(languages=languages, split=split)
+        super().__init__(languages=languages, split=split, max_rows=max_rows)
         self.xsim_k = xsim_k
         self.xsim_margin = xsim_margin
 

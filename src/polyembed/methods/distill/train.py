@@ -191,7 +191,7 @@ def build_student(config: DistillConfig, data: DistillData, store: Any, output_d
     student.max_seq_length = config.max_seq_length
     teacher_dimension = int(store.embed(data.train[0].english[:1], show_progress_bar=False).shape[1])
     different_model = config.student != "teacher" or config.student_vocabulary == "transfer"
-    other_dimension = student.get_sentence_embedding_dimension() != teacher_dimension
+    other_dimension = student.get_embedding_dimension() != teacher_dimension
     if config.projection == "always" or (config.projection == "auto" and (different_model or other_dimension)):
         english = list(dict.fromkeys(s for source in data.train for s in source.english))
         sample = random.Random(config.seed).sample(english, min(len(english), PROJECTION_FIT_SENTENCES))

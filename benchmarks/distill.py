@@ -1,0 +1,420 @@
+"""Benchmarks of multilingual knowledge distillation (issue 3); results -> results/bench/distill, docs/benchmarks.md.
+
+  python benchmarks/distill.py acceptance --seeds 0 1      # demo config per seed vs teacher and untrained student
+  python benchmarks/distill.py throughput --steps 40       # our trainer vs a make_multilingual-style loop
+  python benchmarks/distill.py data-size                   # Table 6 of the paper: 1k/5k/10k/all, en-de and en-ar
+  python benchmarks/distill.py vocabulary                  # student with vs without FOCUS vocabulary transfer
+  python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
+
+Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
+then the docs section between the distill markers in docs/benchmarks.md is re-rendered from all saved JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "results" / "bench" / "distill"
+DOCS = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- distill:start -->", "<!-- distill:end -->"
+
+
+def _save(name: str, payload: dict[str, Any]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    tmp = OUT / f".{name}.json.tmp"
+    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, OUT / f"{name}.json")
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = OUT / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _evaluate(model: Any, label: str, languages: list[str]) -> Any:
+    from polyembed.demo import demo_tasks
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+
+    result = evaluate(model, [get_task(n, **kw) for n, kw in demo_tasks(languages)], show_progress=True)
+    result.model = label
+    return result
+
+
+# ------------------------------------------------------------------------------------------ acceptance
+
+
+def acceptance(seeds: list[int], overrides: dict[str, Any]) -> None:
+    """The demo config once per seed; teacher and untrained student evaluated once on the same tasks."""
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path, headline_metrics
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import train_distill
+    from polyembed.models.loading import load_model
+
+    base, _ = build_config(DistillConfig, demo_config_path(), overrides)
+    rows: dict[str, Any] = {}
+    rows["teacher"] = headline_metrics(_evaluate(load_model(base.teacher), "teacher", base.languages))
+    rows["untrained student"] = headline_metrics(
+        _evaluate(load_model(base.student), "untrained student", base.languages)
+    )
+    runs = []
+    for seed in seeds:
+        config, origin = build_config(
+            DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
+        )
+        started = time.perf_counter()
+        training = train_distill(config, origin=origin, overwrite=True)
+        seconds = time.perf_counter() - started
+        head = headline_metrics(_evaluate(load_model(training.model_dir), f"distilled seed {seed}", config.languages))
+        runs.append(
+            {
+                "seed": seed,
+                "headline": head,
+                "train_seconds_total": round(seconds, 1),
+                "pairs_per_second": training.pairs_per_second,
+                "steps": training.steps,
+                "peak_memory_mb": training.peak_memory_mb,
+            }
+        )
+    _save("acceptance", {"config": base.__dict__, "baselines": rows, "runs": runs, "machine": _machine()})
+
+
+# ------------------------------------------------------------------------------------------ throughput
+
+WORKER_DOC = "one training measurement in a fresh process (so peak memory is its own)"
+
+
+def _worker(mode: str, steps: int, batch_size: int, pairs: int) -> dict[str, Any]:
+    """`ours`: polyembed's trainer glue. `st`: sentence-transformers' make_multilingual example pattern
+    (dataset.map with teacher.encode for labels, MSELoss, default shuffled batches, fp32)."""
+    import torch
+
+    torch.set_num_threads(2)
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import prepare_data
+
+    config, origin = build_config(
+        DistillConfig,
+        demo_config_path(),
+        {
+            "max_steps": steps,
+            "batch_size": batch_size,
+            "eval_steps": steps,
+            "output_dir": str(OUT / f"tp-{mode}"),
+            "max_pairs_per_source": pairs,
+        },
+    )
+    started = time.perf_counter()
+    if mode == "ours":
+        from polyembed.methods.distill.train import train_distill
+
+        result = train_distill(config, origin=origin, overwrite=True)
+        return {
+            "pairs_per_second": result.pairs_per_second,
+            "train_seconds": result.train_seconds,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "peak_memory_mb": _peak_mb(),
+        }
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+        losses,
+    )
+    from transformers import TrainerCallback
+
+    from polyembed.models.loading import resolve_model_path
+
+    data = prepare_data(config, origin)
+    teacher = SentenceTransformer(resolve_model_path(config.teacher)[0], device="cpu")
+    student = SentenceTransformer(resolve_model_path(config.student)[0], device="cpu")
+    student.max_seq_length = config.max_seq_length
+    english = [s for source in data.train for s in source.english]
+    other = [s for source in data.train for s in source.other]
+    dataset = Dataset.from_dict({"english": english, "non_english": other})
+    dataset = dataset.map(
+        lambda batch: {"label": teacher.encode(batch["english"], batch_size=128)}, batched=True, batch_size=5000
+    )
+
+    class Timer(TrainerCallback):
+        seconds, steps, start = 0.0, 0, 0.0
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.seconds += time.perf_counter() - self.start
+            self.steps += 1
+
+    timer = Timer()
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(OUT / "tp-st"),
+        per_device_train_batch_size=batch_size,
+        max_steps=steps,
+        learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_ratio,
+        save_strategy="no",
+        report_to="none",
+        prompts=student.prompts.get(student.default_prompt_name or "", None),
+        use_cpu=True,
+        seed=0,
+    )
+    student[0].auto_model.get_input_embeddings().weight.requires_grad_(not config.freeze_embeddings)
+    SentenceTransformerTrainer(
+        model=student, args=args, train_dataset=dataset, loss=losses.MSELoss(student), callbacks=[timer]
+    ).train()
+    pairs = timer.steps * batch_size
+    return {
+        "pairs_per_second": round(pairs / timer.seconds, 2),
+        "train_seconds": round(timer.seconds, 2),
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "peak_memory_mb": _peak_mb(),
+    }
+
+
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def throughput(steps: int, batch_size: int, pairs: int) -> None:
+    """Both loops on the demo's models, languages and batch size, each in its own process."""
+    out: dict[str, Any] = {
+        "steps": steps,
+        "batch_size": batch_size,
+        "max_pairs_per_source": pairs,
+        "machine": _machine(),
+    }
+    for mode in ("st", "ours"):
+        command = [sys.executable, __file__, "_worker", mode, str(steps), str(batch_size), str(pairs)]
+        completed = subprocess.run(command, check=True, capture_output=True, text=True)
+        out[mode] = json.loads(completed.stdout.strip().splitlines()[-1])
+        print(mode, out[mode], flush=True)
+    out["ratio"] = round(out["ours"]["pairs_per_second"] / out["st"]["pairs_per_second"], 2)
+    _save("throughput", out)
+
+
+# ------------------------------------------------------------------------------------------ data size
+
+
+def data_size(sizes: list[str], languages: list[str], steps_per_pair: float) -> None:
+    """Bilingual en-X runs on the first k Tatoeba-Challenge pairs (LASER test removed), as Table 6."""
+    from polyembed.config import build_config
+    from polyembed.demo import headline_metrics
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import train_distill
+    from polyembed.models.loading import load_model
+
+    rows = (_load("data-size") or {}).get("rows", [])
+    for language in languages:
+        for size in sizes:
+            cap = None if size == "all" else int(size)
+            config, origin = build_config(
+                DistillConfig,
+                None,
+                {
+                    "languages": [language],
+                    "datasets": ["tatoeba-challenge"],
+                    "max_pairs_per_source": cap,
+                    "batch_size": 32,
+                    "learning_rate": 1e-4,
+                    "freeze_embeddings": True,
+                    "dev_pairs_per_source": 50,
+                    "dev_sts_pairs": 100,
+                    "epochs": 1.0,
+                    "output_dir": str(OUT / f"size-{language}-{size}"),
+                },
+            )
+            training = train_distill(config, origin=origin, overwrite=True)
+            head = headline_metrics(_evaluate(load_model(training.model_dir), f"{language}-{size}", [language]))
+            rows = [r for r in rows if not (r["language"] == language and r["size"] == size)]
+            rows.append(
+                {
+                    "language": language,
+                    "size": size,
+                    "pairs": sum(s["train_pairs"] for s in training.sources),
+                    "steps": training.steps,
+                    "headline": head,
+                }
+            )
+            _save("data-size", {"rows": rows, "machine": _machine()})
+
+
+# ------------------------------------------------------------------------------------------ vocabulary
+
+
+def vocabulary(steps: int) -> None:
+    """The teacher as student (English WordPiece) with and without a transferred multilingual vocabulary."""
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path, headline_metrics
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import train_distill
+    from polyembed.models.loading import load_model
+
+    out: dict[str, Any] = {"steps": steps, "machine": _machine()}
+    for mode in ("keep", "transfer"):
+        config, origin = build_config(
+            DistillConfig,
+            demo_config_path(),
+            {
+                "student": "teacher",
+                "student_vocabulary": mode,
+                "max_steps": steps,
+                "eval_steps": steps,
+                "freeze_embeddings": False,
+                "output_dir": str(OUT / f"vocab-{mode}"),
+            },
+        )
+        training = train_distill(config, origin=origin, overwrite=True)
+        head = headline_metrics(_evaluate(load_model(training.model_dir), f"vocab-{mode}", config.languages))
+        out[mode] = {
+            "headline": head,
+            "vocabulary_transfer": training.vocabulary_transfer,
+            "pairs_per_second": training.pairs_per_second,
+        }
+        _save("vocabulary", out)
+
+
+# ------------------------------------------------------------------------------------------ render
+
+
+def _machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+
+
+def _f(value: float, pct: bool = False) -> str:
+    return "n/a" if value != value else (f"{100 * value:.1f}%" if pct else f"{value:.2f}")
+
+
+def render() -> str:
+    """The docs section from every saved JSON."""
+    lines = [START, "## Multilingual knowledge distillation (issue 3)", ""]
+    acc = _load("acceptance")
+    if acc:
+        base = acc["baselines"]
+        teacher_en = base["teacher"]["english_sts"]
+        lines += [
+            "`python benchmarks/distill.py acceptance --seeds " + " ".join(str(r["seed"]) for r in acc["runs"]) + "`"
+            f" — demo config ({acc['config']['max_steps']} steps x {acc['config']['batch_size']} pairs, "
+            f"{', '.join(acc['config']['languages'])}).",
+            "",
+            "| model | cross-lingual STS | English STS | cross / teacher English | bias gap | Tatoeba | Kardes cross |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        entries = [(name, head) for name, head in base.items()] + [
+            (f"distilled, seed {r['seed']}", r["headline"]) for r in acc["runs"]
+        ]
+        for name, h in entries:
+            lines.append(
+                f"| {name} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | {_f(h['cross_sts'] / teacher_en, True)} "
+                f"| {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | {_f(h['kardes_cross_sts'])} |"
+            )
+        lines.append("")
+    tp = _load("throughput")
+    if tp:
+        lines += [
+            f"Training throughput, demo models and languages, batch {tp['batch_size']}, {tp['steps']} steps "
+            "(`python benchmarks/distill.py throughput`):",
+            "",
+            "| loop | pairs/s (optimizer steps only) | wall s (incl. teacher labels, setup) | peak RSS MB |",
+            "|---|---|---|---|",
+            f"| sentence-transformers make_multilingual-style | {tp['st']['pairs_per_second']} | "
+            f"{tp['st']['wall_seconds']} | {tp['st']['peak_memory_mb']} |",
+            f"| polyembed train distill | {tp['ours']['pairs_per_second']} | {tp['ours']['wall_seconds']} | "
+            f"{tp['ours']['peak_memory_mb']} |",
+            f"| ratio | {tp['ratio']} | | |",
+            "",
+        ]
+    size = _load("data-size")
+    if size:
+        lines += [
+            "Data-size curve (`python benchmarks/distill.py data-size`):",
+            "",
+            "| language | pairs | steps | cross STS | Tatoeba |",
+            "|---|---|---|---|---|",
+        ]
+        for r in size["rows"]:
+            h = r["headline"]
+            lines.append(
+                f"| {r['language']} | {r['pairs']} | {r['steps']} | {_f(h['cross_sts'])} | "
+                f"{_f(h['tatoeba_accuracy'])} |"
+            )
+        lines.append("")
+    vocab = _load("vocabulary")
+    if vocab:
+        lines += [
+            f"Vocabulary transfer, student = teacher, {vocab['steps']} steps each "
+            "(`python benchmarks/distill.py vocabulary`):",
+            "",
+            "| student vocabulary | cross STS | English STS | Tatoeba | pairs/s |",
+            "|---|---|---|---|---|",
+        ]
+        for mode in ("keep", "transfer"):
+            if mode in vocab:
+                h = vocab[mode]["headline"]
+                lines.append(
+                    f"| {mode} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
+                    f"{_f(h['tatoeba_accuracy'])} | {vocab[mode]['pairs_per_second']} |"
+                )
+        lines.append("")
+    lines.append(END)
+    section = "\n".join(lines)
+    text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
+    if START in text and END in text:
+        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    tmp = DOCS.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, DOCS)
+    return section
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_worker":
+        mode, steps, batch, pairs = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+        print(json.dumps(_worker(mode, steps, batch, pairs)))
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("acceptance")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--max-steps", type=int, default=None)
+    p = sub.add_parser("throughput")
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--pairs", type=int, default=400)
+    p = sub.add_parser("data-size")
+    p.add_argument("--sizes", nargs="+", default=["1000", "5000", "10000", "all"])
+    p.add_argument("--languages", nargs="+", default=["de", "ar"])
+    p = sub.add_parser("vocabulary")
+    p.add_argument("--steps", type=int, default=80)
+    sub.add_parser("render")
+    args = parser.parse_args()
+    if args.command == "acceptance":
+        acceptance(args.seeds, {"max_steps": args.max_steps} if args.max_steps else {})
+    elif args.command == "throughput":
+        throughput(args.steps, args.batch_size, args.pairs)
+    elif args.command == "data-size":
+        data_size(args.sizes, args.languages, 1.0)
+    elif args.command == "vocabulary":
+        vocabulary(args.steps)
+    print(render())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""Multilingual distillation end to end on tiny models (seconds): training, projection, checkpoints,
+exact resume after SIGKILL, and bad input stopping the run before any model is loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from polyembed.cli import app
+from polyembed.config import build_config
+from polyembed.data.errors import DataError, UnknownLanguageError
+from polyembed.methods.distill.config import DistillConfig
+from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
+from tests.models.test_pruning import make_tiny_hf_encoder
+
+SUBJECTS = [("the cat", "die katze"), ("a dog", "ein hund"), ("my friend", "mein freund"), ("the child", "das kind")]
+VERBS = [("sees", "sieht"), ("likes", "mag"), ("finds", "findet"), ("paints", "malt"), ("calls", "ruft")]
+OBJECTS = [("the house", "das haus"), ("a tree", "einen baum"), ("the sea", "das meer"), ("my car", "mein auto")]
+PAIRS = [(f"{s} {v} {o}", f"{sd} {vd} {od}") for s, sd in SUBJECTS for v, vd in VERBS for o, od in OBJECTS]
+
+
+def _tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32) -> Path:
+    """A 2-layer random BERT with mean pooling, saved as a sentence-transformers folder."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    hf = make_tiny_hf_encoder(folder.with_name(folder.name + "-hf"), "wordpiece", seed=seed)
+    if hidden != 32:
+        from transformers import BertConfig, BertModel
+
+        config = BertConfig.from_pretrained(str(hf))
+        config.hidden_size, config.intermediate_size = hidden, 2 * hidden
+        BertModel(config).save_pretrained(str(hf))
+    model = SentenceTransformer(modules=[Transformer(str(hf)), Pooling(hidden, pooling_mode="mean")], device="cpu")
+    model.save(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("distill")
+    tsv = root / "en-de.tsv"
+    tsv.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
+    return {
+        "root": root,
+        "teacher": _tiny_sentence_transformer(root / "teacher", seed=0),
+        "student": _tiny_sentence_transformer(root / "student", seed=1),
+        "wide": _tiny_sentence_transformer(root / "wide", seed=2, hidden=48),
+        "tsv": tsv,
+    }
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _options(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
+    options: dict[str, object] = {
+        "teacher": str(tiny["teacher"]),
+        "student": str(tiny["student"]),
+        "languages": ["de"],
+        "datasets": [],
+        "parallel_files": [f"de={tiny['tsv']}"],
+        "batch_size": 8,
+        "max_steps": 8,
+        "eval_steps": 4,
+        "learning_rate": 1e-3,
+        "dev_pairs_per_source": 10,
+        "dev_sts_pairs": 0,
+        "precision": "fp32",
+        "output_dir": str(out),
+    }
+    options.update(extra)
+    return options
+
+
+def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "run"))
+    result = train_distill(config, origin=origin, show_progress=False)
+    assert [h["step"] for h in result.history] == [4, 8]
+    assert result.best == max(result.history, key=lambda h: h["eval_dev_negative_mse"])
+    assert result.steps == 8 and result.train_pairs_seen == 64
+    assert result.pairs_per_second > 0 and result.peak_memory_mb > 0
+    assert result.sources[0]["train_pairs"] == len(PAIRS) - 10 and result.sources[0]["dev_pairs"] == 10
+    summary = json.loads((tmp_path / "run" / "training.json").read_text())
+    assert summary["best"] == result.best
+    model = SentenceTransformer(result.model_dir, device="cpu")
+    assert type(model[-1]).__name__ == "Dense"  # a different student gets the least-squares projection
+    assert model.encode(["the cat sees the sea"]).shape == (1, 32)
+    # Training moved the student towards the teacher: dev MSE at the end beats the projection-only start.
+    config0, origin0 = build_config(
+        DistillConfig, None, _options(tiny, tmp_path / "zero", max_steps=1, eval_steps=1, learning_rate=1e-12)
+    )
+    start = train_distill(config0, origin=origin0, show_progress=False)
+    assert result.best["eval_dev_negative_mse"] > start.best["eval_dev_negative_mse"]
+
+
+def test_projection_maps_other_dimension_and_beats_random(tiny: dict[str, Path]) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    student = SentenceTransformer(str(tiny["wide"]), device="cpu")
+    teacher = SentenceTransformer(str(tiny["teacher"]), device="cpu")
+    english = [en for en, _ in PAIRS]
+    targets = teacher.encode(english)
+    dense = fit_projection(student, english, targets, verbose=False)
+    assert (dense.linear.in_features, dense.linear.out_features) == (48, 32)
+    inputs = torch.from_numpy(student.encode(english))
+    with torch.no_grad():
+        fitted = dense({"sentence_embedding": inputs})["sentence_embedding"].numpy()
+    baseline = ((targets - targets.mean(axis=0)) ** 2).mean()  # the best constant prediction
+    assert ((fitted - targets) ** 2).mean() < 0.5 * baseline
+
+
+def test_wide_student_is_projected_to_teacher_dimension(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    options = _options(tiny, tmp_path / "wide", student=str(tiny["wide"]), max_steps=2, eval_steps=2)
+    config, origin = build_config(DistillConfig, None, options)
+    result = train_distill(config, origin=origin, show_progress=False)
+    assert SentenceTransformer(result.model_dir, device="cpu").encode(["a dog"]).shape == (1, 32)
+
+
+def _cli(config: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "polyembed", "train", "distill", "--config", str(config), *extra],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_sigkill_then_resume_matches_uninterrupted_run(tiny: dict[str, Path], tmp_path: Path) -> None:
+    options = _options(tiny, tmp_path / "full", max_steps=60, eval_steps=10, save_total_limit=10)
+    config_full = tmp_path / "full.yaml"
+    config_full.write_text(yaml.safe_dump(options))
+    killed = dict(options, output_dir=str(tmp_path / "killed"))
+    config_killed = tmp_path / "killed.yaml"
+    config_killed.write_text(yaml.safe_dump(killed))
+
+    full = _cli(config_full)
+    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
+
+    run = _cli(config_killed)
+    first_checkpoint = tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json"
+    deadline = time.time() + 300
+    while not first_checkpoint.exists() and run.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert run.poll() is None, "the run ended before it could be killed"
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    assert not (tmp_path / "killed" / "model").exists()
+
+    resumed = _cli(config_killed, "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
+    a = json.loads((tmp_path / "full" / "training.json").read_text())
+    b = json.loads((tmp_path / "killed" / "training.json").read_text())
+    assert b["resumed_from"] and a["resumed_from"] is None
+    assert a["steps"] == b["steps"] == 60
+    last_a, last_b = a["history"][-1], b["history"][-1]
+    for key in ("eval_dev_negative_mse", "eval_dev_mean_accuracy"):
+        assert abs(last_a[key] - last_b[key]) < 1e-4, (key, last_a[key], last_b[key])
+    assert np.isclose(a["best"]["eval_dev_negative_mse"], b["best"]["eval_dev_negative_mse"], atol=1e-4)
+
+
+# ------------------------------------------------------------------------------------- bad input
+
+
+def _run_cli(tmp_path: Path, config_text: str) -> tuple[int, str]:
+    config = tmp_path / "bad.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", "distill", "--config", str(config)])
+    return result.exit_code, result.output + (result.stderr if hasattr(result, "stderr") else "")
+
+
+def test_line_count_mismatch_fails_before_training(tiny: dict[str, Path], tmp_path: Path) -> None:
+    english, other = tmp_path / "train.en", tmp_path / "train.de"
+    english.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    other.write_text("eins\nzwei\n", encoding="utf-8")
+    out = tmp_path / "never"
+    code, text = _run_cli(
+        tmp_path,
+        f"teacher: {tiny['teacher']}\nlanguages: [de]\ndatasets: []\n"
+        f"parallel_files: ['de={english},{other}']\noutput_dir: {out}\n",
+    )
+    assert code == 2
+    assert f"{english}:3" in text and "differ in length" in text
+    assert not out.exists()
+
+
+def test_empty_side_fails_with_file_and_line(tiny: dict[str, Path], tmp_path: Path) -> None:
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("hello\thallo\nworld\t \n", encoding="utf-8")
+    config = DistillConfig(languages=["de"], datasets=[], parallel_files=[f"de={tsv}"], output_dir=str(tmp_path / "x"))
+    with pytest.raises(DataError, match=rf"{tsv.name}:2.*empty other side"):
+        prepare_data(config)
+
+
+def test_unknown_language_names_config_line(tiny: dict[str, Path], tmp_path: Path) -> None:
+    code, text = _run_cli(
+        tmp_path,
+        f"teacher: {tiny['teacher']}\nlanguages:\n  - de\n  - xx\ndatasets: []\n"
+        f"parallel_files: ['de={tiny['tsv']}']\noutput_dir: {tmp_path / 'never'}\n",
+    )
+    assert code == 2 and "unknown language 'xx'" in text and "bad.yaml:4" in text
+    assert not (tmp_path / "never").exists()
+
+
+def test_language_without_data_is_an_error(tiny: dict[str, Path], tmp_path: Path) -> None:
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "x", languages=["de", "sw"]))
+    with pytest.raises(UnknownLanguageError, match="no training data for language 'sw'.*flag --languages"):
+        prepare_data(config, origin)
+
+
+def test_resume_refuses_a_different_config(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from polyembed.data.errors import PolyembedError
+
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "run", max_steps=2, eval_steps=2))
+    train_distill(config, origin=origin, show_progress=False)
+    with pytest.raises(PolyembedError, match="not empty"):
+        train_distill(config, origin=origin, show_progress=False)
+    changed, origin2 = build_config(DistillConfig, None, _options(tiny, tmp_path / "run", max_steps=3, eval_steps=2))
+    with pytest.raises(PolyembedError, match="differs"):
+        train_distill(changed, origin=origin2, resume=True, show_progress=False)

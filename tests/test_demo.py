@@ -1,0 +1,70 @@
+"""The demo's pieces that need no training: task selection for the trained languages and headline numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from polyembed.demo import comparison_markdown, demo_config_path, demo_tasks, headline_metrics
+from polyembed.eval.base import Score, get_task
+from polyembed.eval.runner import EvaluationResult, TaskRun
+
+
+def _result(name: str, rows: list[tuple[str, str, str, float]]) -> EvaluationResult:
+    runs = []
+    for task_name in dict.fromkeys(r[0] for r in rows):
+        scores = [
+            Score(t, "test", subset, metric, value, main=True) for t, subset, metric, value in rows if t == task_name
+        ]
+        runs.append(TaskRun(task=get_task("sts17"), scores=scores, seconds=0.0, sentences_encoded=0))
+    return EvaluationResult(name, runs, 0.0)
+
+
+ROWS = [
+    ("sts17", "en-en", "spearman", 80.0),
+    ("sts17", "ar-en", "spearman", 60.0),
+    ("sts17", "es-en", "spearman", 70.0),
+    ("sts17", "tr-en", "spearman", 50.0),
+    ("sts17", "es-en-wmt", "spearman", 5.0),
+    ("sts17", "cross-avg", "spearman", 45.0),
+    ("stsb-multi-mt", "en", "spearman", 90.0),
+    ("stsb-multi-mt", "en-de", "spearman", 80.0),
+    ("stsb-multi-mt", "cross-avg", "spearman", 80.0),
+    ("language-bias", "all", "difference", -3.0),
+    ("tatoeba", "deu", "accuracy", 90.0),
+    ("tatoeba", "kaz", "accuracy", 70.0),
+    ("kardes-sts", "en", "spearman", 75.0),
+    ("kardes-sts", "en-kk", "spearman", 65.0),
+]
+
+
+def test_headline_uses_tracks_4a_only_and_english_on_same_data() -> None:
+    head = headline_metrics(_result("m", ROWS))
+    assert head["cross_sts"] == pytest.approx((60 + 70 + 50 + 80) / 4)  # 4b (es-en-wmt) and averages left out
+    assert head["english_sts"] == pytest.approx((80 + 90) / 2)
+    assert head["cross_over_english"] == pytest.approx(65 / 85)
+    assert head["language_bias_gap"] == -3.0 and head["sts17_es_en_4b"] == 5.0
+    assert head["tatoeba_accuracy"] == 80.0 and head["kardes_cross_sts"] == 65.0
+
+
+def test_missing_tasks_give_nan_not_errors() -> None:
+    head = headline_metrics(_result("m", ROWS[:4]))
+    assert math.isnan(head["tatoeba_accuracy"]) and math.isnan(head["language_bias_gap"])
+
+
+def test_comparison_ratio_is_against_the_teacher_english() -> None:
+    teacher = _result("t", ROWS)
+    student = _result("s", [(t, s, m, v + 10 if "-" in s else v) for t, s, m, v in ROWS])
+    text = comparison_markdown({"teacher": teacher, "distilled student": student})
+    assert "| cross / teacher English | 76.5% | 88.2% |" in text  # 65/85 and 75/85
+
+
+def test_demo_tasks_follow_the_trained_languages() -> None:
+    tasks = dict(demo_tasks(["de", "kk", "ha", "sw"]))
+    assert tasks["stsb-multi-mt"]["languages"] == ["en", "de"]
+    assert tasks["kardes-sts"]["languages"] == ["en", "kk"]
+    assert tasks["tatoeba"]["languages"] == ["deu", "kaz", "swh"]  # no LASER Tatoeba for Hausa
+    for name, kwargs in tasks.items():
+        get_task(name, **kwargs)  # every option is accepted by its task
+    assert demo_config_path().is_file()
