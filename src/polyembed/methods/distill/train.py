@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transformers import TrainerCallback
+
 from polyembed.config import ConfigOrigin, dump_config
 from polyembed.data.errors import PolyembedError
 from polyembed.data.io import atomic_write
@@ -84,6 +86,7 @@ class DistillResult:
     best_checkpoint: str | None
     steps: int
     train_pairs_seen: int
+    """Pairs trained on by this process (a resumed run counts only the steps after the checkpoint)."""
     train_seconds: float
     pairs_per_second: float
     peak_memory_mb: float
@@ -271,26 +274,21 @@ def _evaluator(data: DistillData, store: Any, batch_size: int):
     return SequentialEvaluator(evaluators)
 
 
-class _StepTimer:
-    """Trainer callback: wall time inside optimizer steps only (dev evaluation and saving excluded)."""
+class StepTimer(TrainerCallback):
+    """Wall time inside optimizer steps only (dev evaluation and checkpoint saving excluded), so pairs/s
+    measures training itself."""
 
-    def __new__(cls):  # built lazily so importing this module does not import transformers
-        from transformers import TrainerCallback
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.steps = 0
+        self._start = 0.0
 
-        class StepTimer(TrainerCallback):
-            def __init__(self) -> None:
-                self.seconds = 0.0
-                self.steps = 0
-                self._start = 0.0
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._start = time.perf_counter()
 
-            def on_step_begin(self, args, state, control, **kwargs):
-                self._start = time.perf_counter()
-
-            def on_step_end(self, args, state, control, **kwargs):
-                self.seconds += time.perf_counter() - self._start
-                self.steps += 1
-
-        return StepTimer()
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seconds += time.perf_counter() - self._start
+        self.steps += 1
 
 
 def peak_memory_mb() -> float:
@@ -389,7 +387,7 @@ def train_distill(
         disable_tqdm=not show_progress,
         use_cpu=not torch.cuda.is_available(),
     )
-    timer = _StepTimer()
+    timer = StepTimer()
     trainer = SentenceTransformerTrainer(
         model=student,
         args=args,
@@ -439,9 +437,15 @@ def _best_entry(history: list[dict[str, Any]], metric: str) -> dict[str, float]:
 
 
 def _last_checkpoint(folder: Path) -> Path | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    return Path(found) if folder.is_dir() and (found := get_last_checkpoint(str(folder))) else None
+    """The newest complete checkpoint: a SIGKILL during saving can leave a newer one without its state."""
+    if not folder.is_dir():
+        return None
+    complete = [
+        path
+        for path in folder.glob("checkpoint-*")
+        if path.name.split("-")[-1].isdigit() and (path / "trainer_state.json").is_file()
+    ]
+    return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
 
 
 def _save_atomically(model: Any, target: Path) -> None:
