@@ -423,7 +423,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("acceptance")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides (YAML values)")
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     p = sub.add_parser("throughput")
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--batch-size", type=int, default=32)
