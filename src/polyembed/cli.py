@@ -324,5 +324,6 @@ def demo_command(
     typer.echo(f"{'':52s}" + "".join(f"{name:>20s}" for name in names))
     for key, label in HEADLINE_LABELS.items():
         values = [summary["headline"][name][key] for name in names]
-        typer.echo(f"{label:52s}" + "".join(f"{value:20.2f}" for value in values))
+        shown = [f"{100 * v:19.1f}%" if key == "cross_over_teacher_english" else f"{v:20.2f}" for v in values]
+        typer.echo(f"{label:52s}" + "".join(shown))
     typer.echo(f"wrote {out}/report.md, {out}/results.json and {out}/plots ({summary['seconds']:.0f} s)")

@@ -80,7 +80,6 @@ def headline_metrics(result: EvaluationResult) -> dict[str, float]:
     return {
         "cross_sts": cross_mean,
         "english_sts": english_mean,
-        "cross_over_english": cross_mean / english_mean if english_mean else float("nan"),
         "language_bias_gap": bias,
         "sts17_es_en_4b": sts17.get("es-en-wmt", float("nan")),
         "tatoeba_accuracy": _mean([v for k, v in tatoeba.items() if "avg" not in k]),
@@ -88,10 +87,21 @@ def headline_metrics(result: EvaluationResult) -> dict[str, float]:
     }
 
 
+def with_teacher_ratio(heads: dict[str, dict[str, float]], teacher_key: str = "teacher") -> dict[str, dict]:
+    """Add `cross_over_teacher_english`: each model's cross-lingual STS over the teacher's English STS on the
+    same data (the issue's 90% goal; the paper reports ~94%)."""
+    teacher_english = heads.get(teacher_key, {}).get("english_sts", float("nan"))
+    out = {}
+    for name, head in heads.items():
+        ratio = head["cross_sts"] / teacher_english if teacher_english else math.nan
+        out[name] = {**head, "cross_over_teacher_english": ratio}
+    return out
+
+
 HEADLINE_LABELS = {
     "cross_sts": "cross-lingual STS (STS17 ar/es/tr-en + stsb en-X)",
     "english_sts": "English STS (STS17 en-en + stsb en)",
-    "cross_over_english": "cross / teacher English",
+    "cross_over_teacher_english": "cross / teacher English (goal >= 90%)",
     "language_bias_gap": "language bias gap (joined - mean)",
     "sts17_es_en_4b": "STS17 es-en track 4b (not in means)",
     "tatoeba_accuracy": "Tatoeba accuracy (trained languages)",
@@ -102,18 +112,13 @@ HEADLINE_LABELS = {
 def comparison_markdown(results: dict[str, EvaluationResult], teacher_key: str = "teacher") -> str:
     """A headline table (models as columns) followed by every task's main scores side by side."""
     names = list(results)
-    heads = {name: headline_metrics(result) for name, result in results.items()}
-    teacher_english = heads.get(teacher_key, {}).get("english_sts", float("nan"))
+    heads = with_teacher_ratio({name: headline_metrics(result) for name, result in results.items()}, teacher_key)
     lines = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for key, label in HEADLINE_LABELS.items():
         row = []
         for name in names:
             value = heads[name][key]
-            if key == "cross_over_english":
-                value = heads[name]["cross_sts"] / teacher_english if teacher_english else float("nan")
-                row.append(f"{100 * value:.1f}%")
-            else:
-                row.append(f"{value:.2f}")
+            row.append(f"{100 * value:.1f}%" if key == "cross_over_teacher_english" else f"{value:.2f}")
         lines.append(f"| {label} | " + " | ".join(row) + " |")
     lines.append("")
     for task in dict.fromkeys(s.task for r in results.values() for s in r.scores):
@@ -200,7 +205,7 @@ def run_demo(
         "seconds": round(time.perf_counter() - started, 1),
         "config": json.loads(json.dumps(settings.__dict__)),
         "tasks": names,
-        "headline": {name: headline_metrics(result) for name, result in results.items()},
+        "headline": with_teacher_ratio({name: headline_metrics(result) for name, result in results.items()}),
         "training": training.to_dict(),
         "results": {name: results_to_dict(result) for name, result in results.items()},
     }
