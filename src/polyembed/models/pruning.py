@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from polyembed.data.errors import PolyembedError
-from polyembed.data.io import atomic_write, read_text
+from polyembed.data.io import read_text
+from polyembed.models.saving import save_model_atomically
 
 REPORT_FILE = "polyembed_pruning.json"
 _SUPPORTED_MODELS = ("Unigram", "WordPiece", "WordLevel")
@@ -311,18 +309,7 @@ def prune_vocabulary(
         parameters_after=_parameter_count(pruned),
         source=source,
     )
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}-", dir=output_dir.parent))
-    try:
-        pruned.save(str(tmp), create_model_card=False)
-        with atomic_write(tmp / REPORT_FILE) as handle:
-            handle.write(json.dumps(asdict(report), indent=2) + "\n")
-        if output_dir.exists():
-            shutil.rmtree(output_dir)
-        os.replace(tmp, output_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    save_model_atomically(pruned, output_dir, {REPORT_FILE: json.dumps(asdict(report), indent=2) + "\n"})
     if verbose:
         print(
             f"pruned vocabulary: kept {report.kept_tokens:,} of {report.original_tokens:,} tokens; "

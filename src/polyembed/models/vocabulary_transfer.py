@@ -39,9 +39,6 @@ import contextlib
 import copy
 import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from polyembed.data.errors import PolyembedError
-from polyembed.data.io import atomic_write
+from polyembed.models.saving import save_model_atomically
 
 if TYPE_CHECKING:
     import torch
@@ -775,21 +772,8 @@ def transfer_vocabulary(
     report.source = source
     swapped = swap_vocabulary(st_model, new_tokenizer, embeddings)
 
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}-", dir=output_dir.parent))
-    try:
-        swapped.save(str(tmp), create_model_card=False)
-        with atomic_write(tmp / REPORT_FILE) as handle:
-            handle.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
-        if output_dir.exists():
-            if output_dir.is_dir():
-                shutil.rmtree(output_dir)
-            else:
-                output_dir.unlink()
-        os.replace(tmp, output_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    report_text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    save_model_atomically(swapped, output_dir, {REPORT_FILE: report_text})
     if verbose:
         print(report.summary())
         print(f"saved to {output_dir}")

@@ -15,11 +15,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import random
 import resource
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +35,7 @@ from polyembed.data.root import data_root
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
 from polyembed.models.languages import normalize_language
+from polyembed.models.saving import save_model_atomically
 
 PROJECTION_FIT_SENTENCES = 2000
 STSB_MULTI_MT_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
@@ -402,7 +401,7 @@ def train_distill(
     trainer.train(resume_from_checkpoint=str(last) if last else None)
 
     model_dir = output_dir / MODEL_DIR
-    _save_atomically(trainer.model, model_dir)
+    save_model_atomically(trainer.model, model_dir)
     state = trainer.state
     history = [
         {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}
@@ -446,15 +445,3 @@ def _last_checkpoint(folder: Path) -> Path | None:
         if path.name.split("-")[-1].isdigit() and (path / "trainer_state.json").is_file()
     ]
     return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
-
-
-def _save_atomically(model: Any, target: Path) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        model.save(str(tmp), create_model_card=False)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
