@@ -46,13 +46,9 @@ def _load(name: str) -> dict[str, Any] | None:
 
 
 def _evaluate(model: Any, label: str, languages: list[str]) -> Any:
-    from polyembed.demo import demo_tasks
-    from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.demo import evaluate_on_demo_tasks
 
-    result = evaluate(model, [get_task(n, **kw) for n, kw in demo_tasks(languages)], show_progress=True)
-    result.model = label
-    return result
+    return evaluate_on_demo_tasks(model, label, languages)
 
 
 # ------------------------------------------------------------------------------------------ acceptance

@@ -56,6 +56,19 @@ def demo_tasks(languages: list[str], max_pairs: int | None = 500, max_rows: int 
     return tasks
 
 
+def evaluate_on_demo_tasks(
+    model: Any, label: str, languages: list[str], data_root: str | Path | None = None, show_progress: bool = True
+) -> EvaluationResult:
+    """One evaluation run of `model` on `demo_tasks(languages)`, reported under `label`."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+
+    tasks = [get_task(name, **kwargs) for name, kwargs in demo_tasks(languages)]
+    result = evaluate(model, tasks, data_root=data_root, show_progress=show_progress)
+    result.model = label
+    return result
+
+
 def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
     return {s.subset: s.value for s in result.scores if s.task == task and s.metric == metric}
 
@@ -167,7 +180,6 @@ def run_demo(
     **overrides: Any,
 ) -> dict[str, Any]:
     """Distil, evaluate teacher / untrained student / distilled student, write the comparison report."""
-    from polyembed.eval.api import evaluate
     from polyembed.eval.base import get_task
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.methods.distill.train import prepare_data, train_distill
@@ -188,10 +200,7 @@ def run_demo(
     def evaluation(model: Any, label: str) -> EvaluationResult:
         if show_progress:
             print(f"== evaluating {label}")
-        task_objects = [get_task(name, **kwargs) for name, kwargs in tasks]
-        result = evaluate(model, task_objects, data_root=settings.data_root, show_progress=show_progress)
-        result.model = label
-        return result
+        return evaluate_on_demo_tasks(model, label, settings.languages, settings.data_root, show_progress)
 
     results: dict[str, EvaluationResult] = {"teacher": evaluation(load_model(settings.teacher), settings.teacher)}
     student_name = settings.teacher if settings.student == "teacher" else settings.student

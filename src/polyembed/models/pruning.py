@@ -215,6 +215,21 @@ def _parameter_count(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))
 
 
+def transformer_parts(model: Any, error: type[PolyembedError] = PolyembedError) -> tuple[Any, Any, Any]:
+    """(Transformer module, its tokenizer, its HF model) of a SentenceTransformer, checked for what vocabulary
+    surgery (pruning, transfer) needs; a model that does not fit raises `error`."""
+    transformer = model[0]
+    tokenizer = getattr(transformer, "tokenizer", None)
+    hf_model = getattr(transformer, "auto_model", None)
+    if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
+        raise error("the first module must be a Hugging Face Transformer with a fast tokenizer")
+    if getattr(transformer, "processor", tokenizer) is not tokenizer:
+        raise error("multimodal processors are not supported: the module's processor must be its tokenizer")
+    if hf_model.get_output_embeddings() is not None:
+        raise error("models with an output (LM) head tied to the vocabulary are not supported")
+    return transformer, tokenizer, hf_model
+
+
 def prune_vocabulary(
     encoder_or_path: Any,
     corpus: Iterable[str],
@@ -239,15 +254,7 @@ def prune_vocabulary(
     if output_dir.exists() and any(output_dir.iterdir()) and not overwrite:
         raise PruningError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
     model, source = _as_sentence_transformer(encoder_or_path)
-    transformer = model[0]
-    tokenizer = getattr(transformer, "tokenizer", None)
-    hf_model = getattr(transformer, "auto_model", None)
-    if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
-        raise PruningError("the first module must be a Hugging Face Transformer with a fast tokenizer")
-    if getattr(transformer, "processor", None) is not tokenizer:
-        raise PruningError("multimodal processors are not supported: the module's processor must be its tokenizer")
-    if hf_model.get_output_embeddings() is not None:
-        raise PruningError("models with an output (LM) head tied to the vocabulary are not supported")
+    transformer, tokenizer, hf_model = transformer_parts(model, PruningError)
     spec = json.loads(tokenizer.backend_tokenizer.to_str())
     kind = spec["model"].get("type")
     if kind not in _SUPPORTED_MODELS:

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 REPORT_FILE = "polyembed_vocabulary_transfer.json"
-from polyembed.models.pruning import _CONFIG_TOKEN_IDS, _SPECIAL_ATTRS  # noqa: E402 - shared surgery constants
+from polyembed.models.pruning import _CONFIG_TOKEN_IDS, _SPECIAL_ATTRS, transformer_parts  # noqa: E402 - shared surgery constants
 
 WORD_START = "▁"
 TokenizerKind = Literal["unigram", "wordpiece"]
@@ -648,17 +648,7 @@ def _as_sentence_transformer(model: Any) -> tuple[Any, str]:
 
 
 def _transformer_parts(model: Any) -> tuple[Any, Any, Any]:
-    """(Transformer module, its tokenizer, its HF model), checked for what vocabulary surgery needs."""
-    transformer = model[0]
-    tokenizer = getattr(transformer, "tokenizer", None)
-    hf_model = getattr(transformer, "auto_model", None)
-    if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
-        raise VocabularyTransferError("the first module must be a Hugging Face Transformer with a fast tokenizer")
-    if getattr(transformer, "processor", tokenizer) is not tokenizer:
-        raise VocabularyTransferError("multimodal processors are not supported: the processor must be the tokenizer")
-    if hf_model.get_output_embeddings() is not None:
-        raise VocabularyTransferError("models with an output (LM) head tied to the vocabulary are not supported")
-    return transformer, tokenizer, hf_model
+    return transformer_parts(model, VocabularyTransferError)
 
 
 def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any:
