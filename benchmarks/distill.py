@@ -54,8 +54,12 @@ def _evaluate(model: Any, label: str, languages: list[str]) -> Any:
 # ------------------------------------------------------------------------------------------ acceptance
 
 
-def acceptance(seeds: list[int], overrides: dict[str, Any]) -> None:
-    """The demo config once per seed; teacher and untrained student evaluated once on the same tasks."""
+BASELINE_KEYS = ("teacher", "student", "languages", "data_root")
+
+
+def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: bool = False) -> None:
+    """The demo config once per seed; teacher and untrained student evaluated once on the same tasks
+    (`reuse_baselines`: take them from the previous run when teacher, student and languages match)."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
@@ -63,11 +67,16 @@ def acceptance(seeds: list[int], overrides: dict[str, Any]) -> None:
     from polyembed.models.loading import load_model
 
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
-    rows: dict[str, Any] = {}
-    rows["teacher"] = headline_metrics(_evaluate(load_model(base.teacher), "teacher", base.languages))
-    rows["untrained student"] = headline_metrics(
-        _evaluate(load_model(base.student), "untrained student", base.languages)
-    )
+    previous = _load("acceptance") if reuse_baselines else None
+    same_models = previous and all(previous["config"][k] == getattr(base, k) for k in BASELINE_KEYS)
+    if previous and same_models and "baseline_scores" in previous:
+        rows, scores = previous["baselines"], previous["baseline_scores"]
+        print("baselines: reusing teacher and untrained-student scores from the previous acceptance.json")
+    else:
+        rows, scores = {}, {}
+        for label, name in (("teacher", base.teacher), ("untrained student", base.student)):
+            result = _evaluate(load_model(name), label, base.languages)
+            rows[label], scores[label] = headline_metrics(result), _main_scores(result)
     runs = []
     for seed in seeds:
         config, origin = build_config(
@@ -76,11 +85,12 @@ def acceptance(seeds: list[int], overrides: dict[str, Any]) -> None:
         started = time.perf_counter()
         training = train_distill(config, origin=origin, overwrite=True)
         seconds = time.perf_counter() - started
-        head = headline_metrics(_evaluate(load_model(training.model_dir), f"distilled seed {seed}", config.languages))
+        result = _evaluate(load_model(training.model_dir), f"distilled seed {seed}", config.languages)
         runs.append(
             {
                 "seed": seed,
-                "headline": head,
+                "headline": headline_metrics(result),
+                "scores": _main_scores(result),
                 "train_seconds_total": round(seconds, 1),
                 "pairs_per_second": training.pairs_per_second,
                 "steps": training.steps,
@@ -89,8 +99,20 @@ def acceptance(seeds: list[int], overrides: dict[str, Any]) -> None:
         )
     _save(
         "acceptance",
-        {"config": base.__dict__, "overrides": overrides, "baselines": rows, "runs": runs, "machine": _machine()},
+        {
+            "config": base.__dict__,
+            "overrides": overrides,
+            "baselines": rows,
+            "baseline_scores": scores,
+            "runs": runs,
+            "machine": _machine(),
+        },
     )
+
+
+def _main_scores(result: Any) -> dict[str, float]:
+    """Every task's main score per subset, e.g. {'sts17/ar-en': 67.1}, kept for later comparisons."""
+    return {f"{s.task}/{s.subset}": s.value for s in result.scores if s.main}
 
 
 # ------------------------------------------------------------------------------------------ throughput
@@ -420,6 +442,7 @@ def main() -> None:
     p = sub.add_parser("acceptance")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
+    p.add_argument("--reuse-baselines", action="store_true", help="teacher/untrained scores from the last run")
     p = sub.add_parser("throughput")
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--batch-size", type=int, default=32)
@@ -433,7 +456,8 @@ def main() -> None:
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "acceptance":
-        acceptance(args.seeds, {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)})
+        overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        acceptance(args.seeds, overrides, args.reuse_baselines)
     elif args.command == "throughput":
         throughput(args.steps, args.batch_size, args.pairs)
     elif args.command == "data-size":

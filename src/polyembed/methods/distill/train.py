@@ -37,7 +37,8 @@ from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distill
 from polyembed.models.languages import normalize_language
 from polyembed.models.saving import save_model_atomically
 
-PROJECTION_FIT_SENTENCES = 2000
+PROJECTION_FIT_SENTENCES = 10000  # held-out residual: 0.64 of the teacher's energy at 2k, 0.54 at 10k
+PROJECTION_RIDGE = 1.0  # best held-out fit for unit-norm student embeddings at 2k-10k sentences
 STSB_MULTI_MT_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
 BEST_METRICS = {
     "mse": "eval_dev_negative_mse",
@@ -203,7 +204,9 @@ def build_student(config: DistillConfig, data: DistillData, store: Any, output_d
     return student, transfer_report
 
 
-def fit_projection(student: Any, sentences: list[str], targets: Any, verbose: bool = True) -> Any:
+def fit_projection(
+    student: Any, sentences: list[str], targets: Any, verbose: bool = True, ridge: float = PROJECTION_RIDGE
+) -> Any:
     """A Dense layer W, b minimising ||student(s) W + b - teacher(s)||^2 over `sentences` (closed form).
 
     A pre-trained student (e.g. multilingual-e5) lives in a space unrelated to the teacher's; starting the
@@ -218,8 +221,8 @@ def fit_projection(student: Any, sentences: list[str], targets: Any, verbose: bo
 
     inputs = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True)
     design = np.hstack([inputs, np.ones((len(inputs), 1), dtype=inputs.dtype)]).astype(np.float64)
-    ridge = 1e-3 * np.eye(design.shape[1])
-    solution = np.linalg.solve(design.T @ design + ridge, design.T @ np.asarray(targets, dtype=np.float64))
+    penalty = ridge * np.eye(design.shape[1])
+    solution = np.linalg.solve(design.T @ design + penalty, design.T @ np.asarray(targets, dtype=np.float64))
     dense = Dense(inputs.shape[1], targets.shape[1], bias=True, activation_function=torch.nn.Identity())
     with torch.no_grad():
         dense.linear.weight.copy_(torch.from_numpy(solution[:-1].T).float())
