@@ -4,6 +4,7 @@
   python benchmarks/distill.py throughput --steps 40       # our trainer vs a make_multilingual-style loop
   python benchmarks/distill.py data-size                   # Table 6 of the paper: 1k/5k/10k/all, en-de and en-ar
   python benchmarks/distill.py vocabulary                  # student with vs without FOCUS vocabulary transfer
+  python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
@@ -333,6 +334,35 @@ def vocabulary(steps: int) -> None:
         _save("vocabulary", out)
 
 
+# ------------------------------------------------------------------------------------------ ablation
+
+
+def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> None:
+    """One named variant of the demo config at `max_pairs_per_source` 1000 and `steps` steps; rows accumulate
+    in ablation.json so variants run one call at a time (each ~7 minutes at 150 steps)."""
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path, headline_metrics
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.distill.train import train_distill
+    from polyembed.models.loading import load_model
+
+    options = {"max_pairs_per_source": 1000, "max_steps": steps, "eval_steps": steps, "seed": seed, **overrides}
+    config, origin = build_config(
+        DistillConfig, demo_config_path(), {**options, "output_dir": str(OUT / f"ablation-{name}")}
+    )
+    training = train_distill(config, origin=origin, overwrite=True)
+    result = _evaluate(load_model(training.model_dir), f"ablation {name}", config.languages)
+    rows = (_load("ablation") or {}).get("rows", {})
+    rows[name] = {
+        "options": options,
+        "headline": headline_metrics(result),
+        "scores": _main_scores(result),
+        "dev_negative_mse": training.best.get("eval_dev_negative_mse"),
+        "pairs_per_second": training.pairs_per_second,
+    }
+    _save("ablation", {"rows": rows, "machine": _machine()})
+
+
 # ------------------------------------------------------------------------------------------ render
 
 
@@ -419,6 +449,22 @@ def render() -> str:
                     f"{_f(h['tatoeba_accuracy'])} | {vocab[mode]['pairs_per_second']} |"
                 )
         lines.append("")
+    ablations = _load("ablation")
+    if ablations:
+        lines += [
+            "Ablations of the demo config, one seed each (`python benchmarks/distill.py ablation NAME --set ...`):",
+            "",
+            "| variant | options | cross STS | English STS | bias gap | Tatoeba |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, row in ablations["rows"].items():
+            h = row["headline"]
+            options = ", ".join(f"{k}={v}" for k, v in row["options"].items())
+            lines.append(
+                f"| {name} | {options} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
+                f"{_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} |"
+            )
+        lines.append("")
     lines.append(END)
     section = "\n".join(lines)
     text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
@@ -453,11 +499,19 @@ def main() -> None:
     p.add_argument("--min-steps", type=int, default=300)
     p = sub.add_parser("vocabulary")
     p.add_argument("--steps", type=int, default=80)
+    p = sub.add_parser("ablation")
+    p.add_argument("name", help="row name in ablation.json (a rerun replaces it)")
+    p.add_argument("--steps", type=int, default=150)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "acceptance":
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         acceptance(args.seeds, overrides, args.reuse_baselines)
+    elif args.command == "ablation":
+        overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        ablation(args.name, args.steps, args.seed, overrides)
     elif args.command == "throughput":
         throughput(args.steps, args.batch_size, args.pairs)
     elif args.command == "data-size":
