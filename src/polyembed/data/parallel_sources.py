@@ -159,7 +159,7 @@ def check_language(code: str, where: str = "") -> str:
 def load_parallel_sources(
     languages: Sequence[str],
     datasets: Sequence[str],
-    root: Path,
+    root: Path | None,
     *,
     files: Sequence[ParallelFileSpec] = (),
     max_pairs_per_source: int | None = None,
@@ -175,6 +175,8 @@ def load_parallel_sources(
     for name in datasets:
         if name not in _READERS:
             raise PolyembedError(f"'{name}' is not a training dataset (choose from: {', '.join(TRAINING_DATASETS)})")
+    if datasets and root is None:
+        raise PolyembedError(f"datasets {', '.join(datasets)} need a data root (set $POLYEMBED_DATA or --data-root)")
     wanted = [check_language(code, language_origin(i) if language_origin else "") for i, code in enumerate(languages)]
     file_sources = [read_parallel_file(ParallelFileSpec(check_language(f.language, str(f)), f.paths)) for f in files]
     sources: list[ParallelSource] = []

@@ -68,8 +68,8 @@ def evaluate(
     so a failed run never leaves partial results behind. `task_kwargs` (e.g. {"languages": ["deu"]})
     are passed to every task named in `tasks`.
     """
+    task_list = resolve_tasks(tasks, suite, **(task_kwargs or {}))  # a mistyped task name is reported first
     root = resolve_data_root(data_root)
-    task_list = resolve_tasks(tasks, suite, **(task_kwargs or {}))
     check_datasets(task_list, root)
     encoder = load_model(model) if isinstance(model, str) else model
     if out_dir is None:

@@ -111,7 +111,12 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
         raise origin.error("student_vocabulary", f"'{config.student_vocabulary}' is not 'keep' or 'transfer'")
     if not config.languages and not config.parallel_files:
         raise origin.error("languages", "no languages and no parallel files: nothing to train on")
-    root = data_root(config.data_root)
+    try:
+        root: Path | None = data_root(config.data_root)
+    except PolyembedError:
+        if config.datasets or config.data_root is not None:
+            raise
+        root = None  # only the user's own bitext: no dataset folder needed (and no dev STS)
     files = []
     for index, spec in enumerate(config.parallel_files):
         try:
@@ -128,7 +133,7 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
         language_origin=lambda i: origin.where("languages", i),
     )
     train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
-    return DistillData(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 else None)
+    return DistillData(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 and root else None)
 
 
 def _dev_sts(config: DistillConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:
