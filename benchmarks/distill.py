@@ -98,17 +98,8 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
                 "peak_memory_mb": training.peak_memory_mb,
             }
         )
-    _save(
-        "acceptance",
-        {
-            "config": base.__dict__,
-            "overrides": overrides,
-            "baselines": rows,
-            "baseline_scores": scores,
-            "runs": runs,
-            "machine": _machine(),
-        },
-    )
+        payload = {"config": base.__dict__, "overrides": overrides, "baselines": rows, "baseline_scores": scores}
+        _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
 
 
 def _main_scores(result: Any) -> dict[str, float]:
