@@ -144,6 +144,12 @@ def test_numeric_type_rules(tmp_path: Path) -> None:
     for text in ("batch_size: true\n", "seed: 1.5\n", "learning_rate: yes\n", "max_steps: false\n"):
         with pytest.raises(DataError, match=r"run\.yaml:1: .*expected"):
             build_config(DistillConfig, write(tmp_path, text))
+    # PyYAML reads 2e-5 (no dot) as text; float options take it as the number it means.
+    config, _ = build_config(DistillConfig, write(tmp_path, "learning_rate: 2e-5\nwarmup_ratio: 1E-1\n"))
+    assert config.learning_rate == 2e-5 and config.warmup_ratio == 0.1
+    for text in ("learning_rate: fast\n", "learning_rate: inf\n", "batch_size: 1e3\n"):
+        with pytest.raises(DataError, match=r"run\.yaml:1: .*expected"):
+            build_config(DistillConfig, write(tmp_path, text))
     config, _ = build_config(DistillConfig, write(tmp_path, "max_steps: 10\ngroup_by_length: false\n"))
     assert config.max_steps == 10 and config.group_by_length is False
 

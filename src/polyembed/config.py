@@ -9,6 +9,7 @@ point at the exact line too.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -98,6 +99,19 @@ def _check_type(value: Any, annotation: Any) -> bool:
     return isinstance(value, annotation)
 
 
+def _float_from_text(value: Any, annotation: Any) -> Any:
+    """'2e-5' as a float: PyYAML (YAML 1.1) reads exponent notation without a dot as text, and every
+    Hugging Face user writes learning rates that way."""
+    accepts_float = annotation is float or float in typing.get_args(annotation)
+    if accepts_float and isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value
+    return value
+
+
 def build_config(
     cls: type[ConfigT], path: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> tuple[ConfigT, ConfigOrigin]:
@@ -115,6 +129,7 @@ def build_config(
             values[key] = value
             origin.from_cli.add(key)
     for key, value in values.items():
+        value = values[key] = _float_from_text(value, hints[key])
         if not _check_type(value, hints[key]):
             shown = hints[key] if isinstance(hints[key], str) else getattr(hints[key], "__name__", hints[key])
             raise origin.error(key, f"expected {shown}, got {value!r}")

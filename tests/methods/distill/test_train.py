@@ -110,6 +110,30 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert result.best["eval_dev_negative_mse"] > start.best["eval_dev_negative_mse"]
 
 
+def test_frozen_layers_stay_fixed_and_dropout_is_set(tiny: dict[str, Path], tmp_path: Path) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    options = _options(tiny, tmp_path / "frozen", max_steps=4, eval_steps=4, freeze_layers=1, dropout=0.0)
+    config, origin = build_config(DistillConfig, None, options)
+    result = train_distill(config, origin=origin, show_progress=False)
+    before = SentenceTransformer(str(tiny["student"]), device="cpu")[0].auto_model
+    after = SentenceTransformer(result.model_dir, device="cpu")[0].auto_model
+    old_layers, new_layers = before.encoder.layer, after.encoder.layer
+    assert torch.equal(old_layers[0].attention.self.query.weight, new_layers[0].attention.self.query.weight)
+    assert torch.equal(before.embeddings.position_embeddings.weight, after.embeddings.position_embeddings.weight)
+    assert not torch.equal(old_layers[1].output.dense.weight, new_layers[1].output.dense.weight)
+    assert after.config.hidden_dropout_prob == 0.0 and after.config.attention_probs_dropout_prob == 0.0
+
+
+def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, Path], tmp_path: Path) -> None:
+    from polyembed.data.errors import PolyembedError
+
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
+    with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
+        train_distill(config, origin=origin, show_progress=False)
+
+
 def test_projection_maps_other_dimension_and_beats_random(tiny: dict[str, Path]) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -125,6 +149,35 @@ def test_projection_maps_other_dimension_and_beats_random(tiny: dict[str, Path])
         fitted = dense({"sentence_embedding": inputs})["sentence_embedding"].numpy()
     baseline = ((targets - targets.mean(axis=0)) ** 2).mean()  # the best constant prediction
     assert ((fitted - targets) ** 2).mean() < 0.5 * baseline
+
+
+def test_orthogonal_projection_keeps_the_students_cosines(tiny: dict[str, Path]) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.data.errors import PolyembedError
+
+    student = SentenceTransformer(str(tiny["student"]), device="cpu")
+    teacher = SentenceTransformer(str(tiny["teacher"]), device="cpu")
+    english = [en for en, _ in PAIRS]
+    targets = teacher.encode(english)
+    inputs = torch.from_numpy(student.encode(english))
+    fits = {}
+    for method in ("orthogonal", "least-squares"):
+        dense = fit_projection(student, english, targets, verbose=False, method=method)
+        with torch.no_grad():
+            fits[method] = dense({"sentence_embedding": inputs})["sentence_embedding"].numpy()
+
+    def cosines(x: np.ndarray) -> np.ndarray:
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        return x @ x.T
+
+    np.testing.assert_allclose(cosines(fits["orthogonal"]), cosines(inputs.numpy()), atol=1e-4)
+    errors = {method: ((fit - targets) ** 2).mean() for method, fit in fits.items()}
+    assert errors["least-squares"] < errors["orthogonal"] < ((inputs.numpy() - targets) ** 2).mean()
+    wide = SentenceTransformer(str(tiny["wide"]), device="cpu")
+    with pytest.raises(PolyembedError, match="needs equal dimensions"):
+        fit_projection(wide, english, targets, verbose=False, method="orthogonal")
 
 
 def test_wide_student_is_projected_to_teacher_dimension(tiny: dict[str, Path], tmp_path: Path) -> None:

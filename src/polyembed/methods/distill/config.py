@@ -59,6 +59,11 @@ class DistillConfig:
         "to the teacher's embeddings of the English side: 'auto' (when the student is not "
         "the teacher or dimensions differ), 'always' or 'never'.",
     )
+    projection_fit: str = option(
+        "least-squares",
+        "How the projection is fitted: 'least-squares' (lowest MSE at step 0) or 'orthogonal' "
+        "(a scaled rotation: keeps the student's own cosine similarities intact; equal dimensions only).",
+    )
     group_by_length: bool = option(
         True,
         "Deal rows of similar length into the same batch (per-batch source "
@@ -67,6 +72,12 @@ class DistillConfig:
     precision: str = option("auto", "'bf16' mixed precision, 'fp32', or 'auto' (bf16 where the CPU/GPU has it).")
     freeze_embeddings: bool = option(
         False, "Keep the student's word-embedding matrix fixed (a 250k-token matrix dominates CPU step time)."
+    )
+    freeze_layers: int = option(
+        0, "Keep the student's lowest N transformer layers fixed as well (no backward through them: faster steps)."
+    )
+    dropout: float | None = option(
+        None, "Dropout of the student's transformer during training (unset keeps the model's own, e.g. 0.1)."
     )
     eval_steps: int | None = option(None, "Dev evaluation and checkpoint every N steps; unset: four per run.")
     best_metric: str = option(

@@ -38,6 +38,7 @@ from polyembed.models.languages import normalize_language
 from polyembed.models.saving import save_model_atomically
 
 PROJECTION_FIT_SENTENCES = 10000  # held-out residual: 0.64 of the teacher's energy at 2k, 0.54 at 10k
+PROJECTION_FITS = ("least-squares", "orthogonal")
 PROJECTION_RIDGE = 1.0  # best held-out fit for unit-norm student embeddings at 2k-10k sentences
 STSB_MULTI_MT_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
 BEST_METRICS = {
@@ -104,7 +105,12 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
     origin = origin or ConfigOrigin()
     if config.best_metric not in BEST_METRICS:
         raise origin.error("best_metric", f"'{config.best_metric}' is not one of {', '.join(BEST_METRICS)}")
-    for key, allowed in (("projection", ("auto", "always", "never")), ("precision", ("auto", "bf16", "fp32"))):
+    choices = {
+        "projection": ("auto", "always", "never"),
+        "projection_fit": PROJECTION_FITS,
+        "precision": ("auto", "bf16", "fp32"),
+    }
+    for key, allowed in choices.items():
         if getattr(config, key) not in allowed:
             raise origin.error(key, f"'{getattr(config, key)}' is not one of {', '.join(allowed)}")
     if config.student_vocabulary not in ("keep", "transfer"):
@@ -203,16 +209,58 @@ def build_student(config: DistillConfig, data: DistillData, store: Any, output_d
     if config.projection == "always" or (config.projection == "auto" and (different_model or other_dimension)):
         english = list(dict.fromkeys(s for source in data.train for s in source.english))
         sample = random.Random(config.seed).sample(english, min(len(english), PROJECTION_FIT_SENTENCES))
-        student.append(fit_projection(student, sample, store.embed(sample, show_progress_bar=False), verbose))
+        targets = store.embed(sample, show_progress_bar=False)
+        student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit))
     if config.freeze_embeddings:
         student[0].auto_model.get_input_embeddings().weight.requires_grad_(False)
+    if config.freeze_layers:
+        freeze_lowest_layers(student[0].auto_model, config.freeze_layers)
+    if config.dropout is not None:
+        set_dropout(student[0].auto_model, config.dropout)
     return student, transfer_report
 
 
+def freeze_lowest_layers(model: Any, count: int) -> None:
+    """Fix the embeddings and the lowest `count` transformer layers: the backward pass then stops above
+    them, which is the main CPU saving, and the student keeps its low-level multilingual features."""
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if layers is None:
+        raise PolyembedError(f"freeze_layers: {type(model).__name__} has no encoder.layer list (BERT-style expected)")
+    if not 0 <= count <= len(layers):
+        raise PolyembedError(f"freeze_layers={count}: the student has {len(layers)} transformer layers")
+    for module in [model.get_input_embeddings(), *layers[:count]]:
+        module.requires_grad_(False)
+    if hasattr(model, "embeddings"):
+        model.embeddings.requires_grad_(False)
+
+
+def set_dropout(model: Any, probability: float) -> None:
+    """Set every dropout of the transformer (hidden and attention) to `probability`; the Hugging Face
+    config is updated too so that the saved model trains the same way when loaded again."""
+    import torch
+
+    if not 0.0 <= probability < 1.0:
+        raise PolyembedError(f"dropout={probability}: expected a probability in [0, 1)")
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = probability
+    for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
+        if hasattr(model.config, key):
+            setattr(model.config, key, probability)
+
+
 def fit_projection(
-    student: Any, sentences: list[str], targets: Any, verbose: bool = True, ridge: float = PROJECTION_RIDGE
+    student: Any,
+    sentences: list[str],
+    targets: Any,
+    verbose: bool = True,
+    ridge: float = PROJECTION_RIDGE,
+    method: str = "least-squares",
 ) -> Any:
     """A Dense layer W, b minimising ||student(s) W + b - teacher(s)||^2 over `sentences` (closed form).
+
+    `method="orthogonal"` restricts W to a scaled rotation and b to 0 (Procrustes): a higher MSE at step 0,
+    but the student's cosine similarities, and so its STS, are exactly those of the untrained student.
 
     A pre-trained student (e.g. multilingual-e5) lives in a space unrelated to the teacher's; starting the
     MSE from there first spends many steps rotating the whole space and wrecks the student's similarity
@@ -224,10 +272,24 @@ def fit_projection(
     import torch
     from sentence_transformers.sentence_transformer.modules import Dense
 
+    if method not in PROJECTION_FITS:
+        raise PolyembedError(f"projection fit '{method}' is not one of {', '.join(PROJECTION_FITS)}")
     inputs = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True)
-    design = np.hstack([inputs, np.ones((len(inputs), 1), dtype=inputs.dtype)]).astype(np.float64)
-    penalty = ridge * np.eye(design.shape[1])
-    solution = np.linalg.solve(design.T @ design + penalty, design.T @ np.asarray(targets, dtype=np.float64))
+    outputs = np.asarray(targets, dtype=np.float64)
+    if method == "orthogonal":
+        if inputs.shape[1] != outputs.shape[1]:
+            raise PolyembedError(
+                f"an orthogonal projection needs equal dimensions (student {inputs.shape[1]}, "
+                f"teacher {outputs.shape[1]}); use projection_fit: least-squares"
+            )
+        left, singular, right = np.linalg.svd(inputs.astype(np.float64).T @ outputs)
+        rotation = left @ right
+        scale = singular.sum() / float((inputs.astype(np.float64) ** 2).sum())
+        solution = np.vstack([scale * rotation, np.zeros((1, outputs.shape[1]))])
+    else:
+        design = np.hstack([inputs, np.ones((len(inputs), 1), dtype=inputs.dtype)]).astype(np.float64)
+        penalty = ridge * np.eye(design.shape[1])
+        solution = np.linalg.solve(design.T @ design + penalty, design.T @ outputs)
     dense = Dense(inputs.shape[1], targets.shape[1], bias=True, activation_function=torch.nn.Identity())
     with torch.no_grad():
         dense.linear.weight.copy_(torch.from_numpy(solution[:-1].T).float())
