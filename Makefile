@@ -20,5 +20,5 @@ lint: setup
 
 benchmarks: setup
 	.venv/bin/python benchmarks/eval_suites.py
-	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1
+	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
 	.venv/bin/python benchmarks/distill.py throughput
