@@ -132,6 +132,10 @@ def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, P
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
     with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
         train_distill(config, origin=origin, show_progress=False)
+    for key, value in (("freeze_layers", -1), ("dropout", 1.0)):
+        config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", **{key: value}))
+        with pytest.raises(PolyembedError, match=f"--{key.replace('_', '-')}"):
+            prepare_data(config, origin)  # before any model is loaded
 
 
 def test_projection_maps_other_dimension_and_beats_random(tiny: dict[str, Path]) -> None:

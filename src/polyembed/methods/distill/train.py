@@ -113,6 +113,10 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
     for key, allowed in choices.items():
         if getattr(config, key) not in allowed:
             raise origin.error(key, f"'{getattr(config, key)}' is not one of {', '.join(allowed)}")
+    if config.freeze_layers < 0:
+        raise origin.error("freeze_layers", f"{config.freeze_layers}: expected 0 or more layers")
+    if config.dropout is not None and not 0.0 <= config.dropout < 1.0:
+        raise origin.error("dropout", f"{config.dropout}: expected a probability in [0, 1)")
     if config.student_vocabulary not in ("keep", "transfer"):
         raise origin.error("student_vocabulary", f"'{config.student_vocabulary}' is not 'keep' or 'transfer'")
     if not config.languages and not config.parallel_files:
