@@ -64,7 +64,6 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import train_distill
     from polyembed.models.loading import load_model
 
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
@@ -84,9 +83,8 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
             DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
         )
         started = time.perf_counter()
-        training = train_distill(config, origin=origin, overwrite=True)
+        training, result = _train_and_evaluate(config, origin, f"distilled seed {seed}")
         seconds = time.perf_counter() - started
-        result = _evaluate(load_model(training.model_dir), f"distilled seed {seed}", config.languages)
         runs.append(
             {
                 "seed": seed,
@@ -100,6 +98,15 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
         )
         payload = {"config": base.__dict__, "overrides": overrides, "baselines": rows, "baseline_scores": scores}
         _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
+
+
+def _train_and_evaluate(config: Any, origin: Any, label: str) -> tuple[Any, Any]:
+    """Train one distillation run (replacing its output folder) and evaluate its model on the demo tasks."""
+    from polyembed.methods.distill.train import train_distill
+    from polyembed.models.loading import load_model
+
+    training = train_distill(config, origin=origin, overwrite=True)
+    return training, _evaluate(load_model(training.model_dir), label, config.languages)
 
 
 def _main_scores(result: Any) -> dict[str, float]:
@@ -251,8 +258,6 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
     from polyembed.config import build_config
     from polyembed.demo import headline_metrics
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import train_distill
-    from polyembed.models.loading import load_model
 
     rows = (_load("data-size") or {}).get("rows", [])
     for language in languages:
@@ -274,8 +279,7 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
                     "output_dir": str(OUT / f"size-{language}-{size}"),
                 },
             )
-            training = train_distill(config, origin=origin, overwrite=True)
-            result = _evaluate(load_model(training.model_dir), f"{language}-{size}", [language])
+            training, result = _train_and_evaluate(config, origin, f"{language}-{size}")
             rows = [r for r in rows if not (r["language"] == language and r["size"] == size)]
             rows.append(
                 {
@@ -298,8 +302,6 @@ def vocabulary(steps: int) -> None:
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import train_distill
-    from polyembed.models.loading import load_model
 
     out: dict[str, Any] = {"steps": steps, "machine": _machine()}
     for mode in ("keep", "transfer"):
@@ -315,8 +317,8 @@ def vocabulary(steps: int) -> None:
                 "output_dir": str(OUT / f"vocab-{mode}"),
             },
         )
-        training = train_distill(config, origin=origin, overwrite=True)
-        head = headline_metrics(_evaluate(load_model(training.model_dir), f"vocab-{mode}", config.languages))
+        training, result = _train_and_evaluate(config, origin, f"vocab-{mode}")
+        head = headline_metrics(result)
         out[mode] = {
             "headline": head,
             "vocabulary_transfer": training.vocabulary_transfer,
@@ -334,15 +336,12 @@ def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> Non
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import train_distill
-    from polyembed.models.loading import load_model
 
     options = {"max_pairs_per_source": 1000, "max_steps": steps, "eval_steps": steps, "seed": seed, **overrides}
     config, origin = build_config(
         DistillConfig, demo_config_path(), {**options, "output_dir": str(OUT / f"ablation-{name}")}
     )
-    training = train_distill(config, origin=origin, overwrite=True)
-    result = _evaluate(load_model(training.model_dir), f"ablation {name}", config.languages)
+    training, result = _train_and_evaluate(config, origin, f"ablation {name}")
     rows = (_load("ablation") or {}).get("rows", {})
     rows[name] = {
         "options": options,
@@ -502,11 +501,10 @@ def main() -> None:
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
     args = parser.parse_args()
+    overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in getattr(args, "set", []))}
     if args.command == "acceptance":
-        overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         acceptance(args.seeds, overrides, args.reuse_baselines)
     elif args.command == "ablation":
-        overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         ablation(args.name, args.steps, args.seed, overrides)
     elif args.command == "throughput":
         throughput(args.steps, args.batch_size, args.pairs)

@@ -232,10 +232,8 @@ def freeze_lowest_layers(model: Any, count: int) -> None:
         raise PolyembedError(f"freeze_layers: {type(model).__name__} has no encoder.layer list (BERT-style expected)")
     if not 0 <= count <= len(layers):
         raise PolyembedError(f"freeze_layers={count}: the student has {len(layers)} transformer layers")
-    for module in [model.get_input_embeddings(), *layers[:count]]:
+    for module in [getattr(model, "embeddings", None) or model.get_input_embeddings(), *layers[:count]]:
         module.requires_grad_(False)
-    if hasattr(model, "embeddings"):
-        model.embeddings.requires_grad_(False)
 
 
 def set_dropout(model: Any, probability: float) -> None:
