@@ -265,6 +265,51 @@ def test_tatoeba_challenge_source_excludes_laser_test(shared_data: Path) -> None
     assert len(source) == len(raw.source) - leaked
 
 
+def _stsb_rows(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    write(path, [f'"{a}","{b}",{score}' for a, b, score in rows])
+
+
+def test_stsb_multi_mt_source_pairs_both_columns_and_holds_out_eval_sentences(tmp_path: Path) -> None:
+    folder = tmp_path / "stsb-multi-mt"
+    english = [("A dog runs.", "A cat sleeps.", "1.0"), ("A dog runs.", "Test sentence.", "2.0")]
+    german = [("Ein Hund rennt.", "Eine Katze schläft.", "1.0"), ("Ein Hund rennt.", "Testsatz.", "2.0")]
+    _stsb_rows(folder / "stsb-en-train.csv", english)
+    _stsb_rows(folder / "stsb-de-train.csv", german)
+    for split in ("dev", "test"):
+        _stsb_rows(folder / f"stsb-en-{split}.csv", [("Test sentence.", "Another one.", "3.0")])
+    (source,) = load_parallel_sources(["de"], ["stsb-multi-mt"], tmp_path)
+    assert (source.name, source.language) == ("stsb-multi-mt", "de")
+    # each distinct English sentence once; the one that is also in the test split is dropped
+    assert list(zip(source.english, source.other, strict=True)) == [
+        ("A dog runs.", "Ein Hund rennt."),
+        ("A cat sleeps.", "Eine Katze schläft."),
+    ]
+
+
+def test_stsb_multi_mt_source_misaligned_files_name_the_line(tmp_path: Path) -> None:
+    folder = tmp_path / "stsb-multi-mt"
+    _stsb_rows(folder / "stsb-en-train.csv", [("A dog runs.", "A cat sleeps.", "1.0"), ("B.", "C.", "2.0")])
+    _stsb_rows(folder / "stsb-de-train.csv", [("Ein Hund rennt.", "Eine Katze.", "1.0"), ("B.", "C.", "4.0")])
+    for split in ("dev", "test"):
+        _stsb_rows(folder / f"stsb-en-{split}.csv", [("X.", "Y.", "3.0")])
+    with pytest.raises(DataError, match=r"stsb-de-train.csv.*2.*differs"):
+        load_parallel_sources(["de"], ["stsb-multi-mt"], tmp_path)
+
+
+@pytest.mark.realdata
+def test_stsb_multi_mt_source_never_holds_a_benchmark_sentence(shared_data: Path) -> None:
+    from polyembed.data.readers.sts import STS2017_TRACKS, read_sts2017, read_stsb_multi_mt
+
+    (source,) = load_parallel_sources(["zh"], ["stsb-multi-mt"], shared_data)
+    assert len(source) > 9000 and len(set(source.english)) == len(source)
+    scored = [read_stsb_multi_mt(shared_data / "stsb-multi-mt", "en", "test")]
+    scored += [read_sts2017(shared_data / "sts2017", track) for track in STS2017_TRACKS]
+    benchmark = {text for pairs in scored for text in pairs.sentences1 + pairs.sentences2}
+    raw = read_stsb_multi_mt(shared_data / "stsb-multi-mt", "en", "train")
+    assert set(raw.sentences1 + raw.sentences2) & benchmark  # the raw split overlaps, so the check is not vacuous
+    assert not set(source.english) & benchmark
+
+
 @pytest.mark.parametrize("spec", ["de=a.en,", "de=,a.de"])
 def test_parse_rejects_empty_file_names(spec: str) -> None:
     with pytest.raises(PolyembedError, match="empty file name"):

@@ -22,6 +22,7 @@ from polyembed.data.readers.parallel import (
     read_tatoeba_challenge,
     tatoeba_challenge_languages,
 )
+from polyembed.data.readers.sts import STS2017_TRACKS, read_sts2017, read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
 from polyembed.models.languages import is_known_language, normalize_language
 
@@ -31,6 +32,7 @@ TRAINING_DATASETS = {
     "multi30k": "Multi30k train captions (en-de, en-fr, en-cs)",
     "mafand-mt": "MAFAND-MT train split (en-hau, en-ibo, en-yor, en-zul; CC BY-NC)",
     "muse-dictionaries": "MUSE bilingual dictionaries as word pairs (CC BY-NC)",
+    "stsb-multi-mt": "STS-B train sentences with their DeepL translations (no STS-B dev/test or STS2017 sentence)",
 }
 
 
@@ -137,11 +139,48 @@ def _muse(folder: Path, language: str) -> ParallelSource | None:
     return ParallelSource("muse-dictionaries", language, pairs.source, pairs.target, str(folder / f"en-{language}"))
 
 
+def _stsb_multi_mt(folder: Path, language: str) -> ParallelSource | None:
+    """Both sentences of every STS-B train row with their translation, one pair per distinct English sentence.
+
+    Evaluation text is held out: an English sentence that is also in the STS-B dev or test split or in any
+    STS2017 track (read from the sibling `sts2017` folder when the data root has it) is dropped, with its
+    translation, so training never sees a sentence the STS benchmarks score.
+    """
+    if language == "en" or not (folder / f"stsb-{language}-train.csv").is_file():
+        return None
+    held_out: set[str] = set()
+    for split in ("dev", "test"):
+        pairs = read_stsb_multi_mt(folder, "en", split)
+        held_out.update(pairs.sentences1 + pairs.sentences2)
+    sts2017 = folder.parent / get_dataset("sts2017").folder
+    if sts2017.is_dir():
+        for track in STS2017_TRACKS:
+            pairs = read_sts2017(sts2017, track)
+            held_out.update(pairs.sentences1 + pairs.sentences2)
+    # Cross-lingual reads check that the files are row-aligned: (en s1, X s2) and (X s1, en s2).
+    en_first = read_stsb_multi_mt(folder, "en", "train", language)
+    other_first = read_stsb_multi_mt(folder, language, "train", "en")
+    english: list[str] = []
+    other: list[str] = []
+    seen: set[str] = set()
+    for en_pair, x_pair in (
+        (en_first.sentences1, other_first.sentences1),
+        (other_first.sentences2, en_first.sentences2),
+    ):
+        for en_text, x_text in zip(en_pair, x_pair, strict=True):
+            if en_text not in seen and en_text not in held_out:
+                seen.add(en_text)
+                english.append(en_text)
+                other.append(x_text)
+    return ParallelSource("stsb-multi-mt", language, english, other, str(folder / f"stsb-{language}-train.csv"))
+
+
 _READERS: dict[str, Callable[[Path, str], ParallelSource | None]] = {
     "tatoeba-challenge": _tatoeba_challenge,
     "multi30k": _multi30k,
     "mafand-mt": _mafand,
     "muse-dictionaries": _muse,
+    "stsb-multi-mt": _stsb_multi_mt,
 }
 
 
