@@ -330,6 +330,10 @@ def vocabulary(steps: int) -> None:
 # ------------------------------------------------------------------------------------------ ablation
 
 
+ABLATION_BASE = {"max_pairs_per_source": 1000, "seed": 0}
+"""What every ablation row changes in the demo config; the table lists only options that differ from it."""
+
+
 def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> None:
     """One named variant of the demo config at `max_pairs_per_source` 1000 and `steps` steps; rows accumulate
     in ablation.json so variants run one call at a time (each ~7 minutes at 150 steps)."""
@@ -337,7 +341,7 @@ def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> Non
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
 
-    options = {"max_pairs_per_source": 1000, "max_steps": steps, "eval_steps": steps, "seed": seed, **overrides}
+    options = {**ABLATION_BASE, "max_steps": steps, "eval_steps": steps, "seed": seed, **overrides}
     config, origin = build_config(
         DistillConfig, demo_config_path(), {**options, "output_dir": str(OUT / f"ablation-{name}")}
     )
@@ -366,11 +370,12 @@ def _f(value: float, pct: bool = False) -> str:
 
 def render() -> str:
     """The docs section from every saved JSON."""
+    from polyembed.demo import with_teacher_ratio
+
     lines = [START, "## Multilingual knowledge distillation (issue 3)", ""]
     acc = _load("acceptance")
     if acc:
         base = acc["baselines"]
-        teacher_en = base["teacher"]["english_sts"]
         lines += [
             "`python benchmarks/distill.py acceptance --seeds "
             + " ".join(str(r["seed"]) for r in acc["runs"])
@@ -382,13 +387,14 @@ def render() -> str:
             "| model | cross-lingual STS | English STS | cross / teacher English | bias gap | Tatoeba | Kardes cross |",
             "|---|---|---|---|---|---|---|",
         ]
-        entries = [(name, head) for name, head in base.items()] + [
-            (f"distilled, seed {r['seed']}", r["headline"]) for r in acc["runs"]
-        ]
-        for name, h in entries:
+        entries = with_teacher_ratio(
+            {**base, **{f"distilled, seed {r['seed']}": r["headline"] for r in acc["runs"]}}
+        )
+        for name, h in entries.items():
             lines.append(
-                f"| {name} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | {_f(h['cross_sts'] / teacher_en, True)} "
-                f"| {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | {_f(h['kardes_cross_sts'])} |"
+                f"| {name} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} "
+                f"| {_f(h['cross_over_teacher_english'], True)} | {_f(h['language_bias_gap'])} "
+                f"| {_f(h['tatoeba_accuracy'])} | {_f(h['kardes_cross_sts'])} |"
             )
         lines.append("")
     tp = _load("throughput")
@@ -449,10 +455,11 @@ def render() -> str:
             "| variant | changed options | steps | cross STS | English STS | bias gap | Tatoeba | dev MSE | pairs/s |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        common = {"max_pairs_per_source", "max_steps", "eval_steps", "seed"}
         for name, row in ablations["rows"].items():
             h = row["headline"]
-            changed = ", ".join(f"{k}={v}" for k, v in row["options"].items() if k not in common) or "-"
+            options = row["options"]
+            base = {**ABLATION_BASE, "max_steps": options["max_steps"], "eval_steps": options["max_steps"]}
+            changed = ", ".join(f"{k}={v}" for k, v in options.items() if base.get(k, object()) != v) or "-"
             mse = -row["dev_negative_mse"] if row.get("dev_negative_mse") is not None else float("nan")
             lines.append(
                 f"| {name} | {changed} | {row['options']['max_steps']} | {_f(h['cross_sts'])} | "
@@ -502,6 +509,9 @@ def main() -> None:
     sub.add_parser("render")
     args = parser.parse_args()
     overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in getattr(args, "set", []))}
+    unset = [key for key, value in overrides.items() if value is None]
+    if unset:  # build_config reads None as "not given", so the demo config's value would silently stay
+        parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (e.g. a large number for a cap)")
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines)
     elif args.command == "ablation":

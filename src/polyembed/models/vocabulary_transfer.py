@@ -647,10 +647,6 @@ def _as_sentence_transformer(model: Any) -> tuple[Any, str]:
         raise VocabularyTransferError(str(err)) from err
 
 
-def _transformer_parts(model: Any) -> tuple[Any, Any, Any]:
-    return transformer_parts(model, VocabularyTransferError)
-
-
 def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any:
     """A copy of the sentence-transformers `model` that uses `tokenizer` and input `embeddings`.
 
@@ -662,7 +658,7 @@ def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any
     import torch
 
     st_model, _ = _as_sentence_transformer(model)
-    transformer, old_tokenizer, hf_model = _transformer_parts(st_model)
+    transformer, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     embedding = hf_model.get_input_embeddings()
     rows = len(tokenizer)
     if embeddings.ndim != 2 or embeddings.shape[0] != rows or embeddings.shape[1] != embedding.weight.shape[1]:
@@ -741,7 +737,7 @@ def transfer_vocabulary(
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not overwrite:
         raise VocabularyTransferError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
     st_model, source = _as_sentence_transformer(model)
-    _, old_tokenizer, hf_model = _transformer_parts(st_model)
+    _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     texts = _texts(corpus)
     prompts = sorted({p for p in (getattr(st_model, "prompts", None) or {}).values() if p})
     if prompts:
