@@ -82,9 +82,7 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
         config, origin = build_config(
             DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
         )
-        started = time.perf_counter()
-        training, result = _train_and_evaluate(config, origin, f"distilled seed {seed}")
-        seconds = time.perf_counter() - started
+        training, result, seconds = _train_and_evaluate(config, origin, f"distilled seed {seed}")
         runs.append(
             {
                 "seed": seed,
@@ -100,13 +98,16 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
         _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
 
 
-def _train_and_evaluate(config: Any, origin: Any, label: str) -> tuple[Any, Any]:
-    """Train one distillation run (replacing its output folder) and evaluate its model on the demo tasks."""
+def _train_and_evaluate(config: Any, origin: Any, label: str) -> tuple[Any, Any, float]:
+    """Train one distillation run (replacing its output folder) and evaluate its model on the demo tasks;
+    also returns the training's wall seconds (teacher labels and setup included, evaluation not)."""
     from polyembed.methods.distill.train import train_distill
     from polyembed.models.loading import load_model
 
+    started = time.perf_counter()
     training = train_distill(config, origin=origin, overwrite=True)
-    return training, _evaluate(load_model(training.model_dir), label, config.languages)
+    seconds = time.perf_counter() - started
+    return training, _evaluate(load_model(training.model_dir), label, config.languages), seconds
 
 
 def _main_scores(result: Any) -> dict[str, float]:
@@ -279,7 +280,7 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
                     "output_dir": str(OUT / f"size-{language}-{size}"),
                 },
             )
-            training, result = _train_and_evaluate(config, origin, f"{language}-{size}")
+            training, result, _ = _train_and_evaluate(config, origin, f"{language}-{size}")
             rows = [r for r in rows if not (r["language"] == language and r["size"] == size)]
             rows.append(
                 {
@@ -317,7 +318,7 @@ def vocabulary(steps: int) -> None:
                 "output_dir": str(OUT / f"vocab-{mode}"),
             },
         )
-        training, result = _train_and_evaluate(config, origin, f"vocab-{mode}")
+        training, result, _ = _train_and_evaluate(config, origin, f"vocab-{mode}")
         head = headline_metrics(result)
         out[mode] = {
             "headline": head,
@@ -345,7 +346,7 @@ def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> Non
     config, origin = build_config(
         DistillConfig, demo_config_path(), {**options, "output_dir": str(OUT / f"ablation-{name}")}
     )
-    training, result = _train_and_evaluate(config, origin, f"ablation {name}")
+    training, result, _ = _train_and_evaluate(config, origin, f"ablation {name}")
     rows = (_load("ablation") or {}).get("rows", {})
     rows[name] = {
         "options": options,
@@ -387,9 +388,7 @@ def render() -> str:
             "| model | cross-lingual STS | English STS | cross / teacher English | bias gap | Tatoeba | Kardes cross |",
             "|---|---|---|---|---|---|---|",
         ]
-        entries = with_teacher_ratio(
-            {**base, **{f"distilled, seed {r['seed']}": r["headline"] for r in acc["runs"]}}
-        )
+        entries = with_teacher_ratio({**base, **{f"distilled, seed {r['seed']}": r["headline"] for r in acc["runs"]}})
         for name, h in entries.items():
             lines.append(
                 f"| {name} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} "
@@ -462,7 +461,7 @@ def render() -> str:
             changed = ", ".join(f"{k}={v}" for k, v in options.items() if base.get(k, object()) != v) or "-"
             mse = -row["dev_negative_mse"] if row.get("dev_negative_mse") is not None else float("nan")
             lines.append(
-                f"| {name} | {changed} | {row['options']['max_steps']} | {_f(h['cross_sts'])} | "
+                f"| {name} | {changed} | {options['max_steps']} | {_f(h['cross_sts'])} | "
                 f"{_f(h['english_sts'])} | {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | "
                 f"{mse:.4f} | {row['pairs_per_second']:.1f} |"
             )

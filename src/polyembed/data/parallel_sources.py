@@ -7,6 +7,7 @@ file (unequal line counts, an empty side) or an unknown language stops the run w
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -139,6 +140,22 @@ def _muse(folder: Path, language: str) -> ParallelSource | None:
     return ParallelSource("muse-dictionaries", language, pairs.source, pairs.target, str(folder / f"en-{language}"))
 
 
+@functools.cache
+def _sts_benchmark_sentences(stsb_folder: Path) -> frozenset[str]:
+    """Every sentence of the STS-B dev/test splits and of STS2017 (sibling folder, when present); read once
+    per data root, not once per training language."""
+    sentences: set[str] = set()
+    for split in ("dev", "test"):
+        pairs = read_stsb_multi_mt(stsb_folder, "en", split)
+        sentences.update(pairs.sentences1 + pairs.sentences2)
+    sts2017 = stsb_folder.parent / get_dataset("sts2017").folder
+    if sts2017.is_dir():
+        for track in STS2017_TRACKS:
+            pairs = read_sts2017(sts2017, track)
+            sentences.update(pairs.sentences1 + pairs.sentences2)
+    return frozenset(sentences)
+
+
 def _stsb_multi_mt(folder: Path, language: str) -> ParallelSource | None:
     """Both sentences of every STS-B train row with their translation, one pair per distinct English sentence.
 
@@ -148,15 +165,7 @@ def _stsb_multi_mt(folder: Path, language: str) -> ParallelSource | None:
     """
     if language == "en" or not (folder / f"stsb-{language}-train.csv").is_file():
         return None
-    held_out: set[str] = set()
-    for split in ("dev", "test"):
-        pairs = read_stsb_multi_mt(folder, "en", split)
-        held_out.update(pairs.sentences1 + pairs.sentences2)
-    sts2017 = folder.parent / get_dataset("sts2017").folder
-    if sts2017.is_dir():
-        for track in STS2017_TRACKS:
-            pairs = read_sts2017(sts2017, track)
-            held_out.update(pairs.sentences1 + pairs.sentences2)
+    held_out = _sts_benchmark_sentences(folder)
     # Cross-lingual reads check that the files are row-aligned: (en s1, X s2) and (X s1, en s2).
     en_first = read_stsb_multi_mt(folder, "en", "train", language)
     other_first = read_stsb_multi_mt(folder, language, "train", "en")

@@ -276,7 +276,9 @@ def fit_projection(
 
     if method not in PROJECTION_FITS:
         raise PolyembedError(f"projection fit '{method}' is not one of {', '.join(PROJECTION_FITS)}")
-    inputs = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True)
+    inputs = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True).astype(
+        np.float64
+    )
     outputs = np.asarray(targets, dtype=np.float64)
     if method == "orthogonal":
         if inputs.shape[1] != outputs.shape[1]:
@@ -284,12 +286,12 @@ def fit_projection(
                 f"an orthogonal projection needs equal dimensions (student {inputs.shape[1]}, "
                 f"teacher {outputs.shape[1]}); use projection_fit: least-squares"
             )
-        left, singular, right = np.linalg.svd(inputs.astype(np.float64).T @ outputs)
+        left, singular, right = np.linalg.svd(inputs.T @ outputs)
         rotation = left @ right
-        scale = singular.sum() / float((inputs.astype(np.float64) ** 2).sum())
+        scale = singular.sum() / float((inputs**2).sum())
         solution = np.vstack([scale * rotation, np.zeros((1, outputs.shape[1]))])
     else:
-        design = np.hstack([inputs, np.ones((len(inputs), 1), dtype=inputs.dtype)]).astype(np.float64)
+        design = np.hstack([inputs, np.ones((len(inputs), 1))])
         penalty = ridge * np.eye(design.shape[1])
         solution = np.linalg.solve(design.T @ design + penalty, design.T @ outputs)
     dense = Dense(inputs.shape[1], targets.shape[1], bias=True, activation_function=torch.nn.Identity())
