@@ -3,7 +3,7 @@
   python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400   # demo config (+overrides) per seed
   python benchmarks/distill.py throughput --steps 40       # our trainer vs a make_multilingual-style loop
   python benchmarks/distill.py data-size                   # Table 6 of the paper: 1k/5k/10k/all, en-de and en-ar
-  python benchmarks/distill.py vocabulary                  # student with vs without FOCUS vocabulary transfer
+  python benchmarks/distill.py vocabulary NAME --set K=V   # one student with vs without FOCUS vocabulary transfer
   python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
@@ -298,34 +298,32 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
 # ------------------------------------------------------------------------------------------ vocabulary
 
 
-def vocabulary(steps: int) -> None:
-    """The teacher as student (English WordPiece) with and without a transferred multilingual vocabulary."""
+def vocabulary(name: str, steps: int, overrides: dict[str, Any]) -> None:
+    """One named comparison: the same student, data, steps and seed trained once with its own tokenizer
+    ('keep') and once with a FOCUS-transferred one ('transfer'). Rows accumulate in vocabulary.json."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
 
-    out: dict[str, Any] = {"steps": steps, "machine": _machine()}
+    options = {"max_steps": steps, "eval_steps": steps, **overrides}
+    rows = (_load("vocabulary") or {}).get("rows", {})
+    row: dict[str, Any] = {"options": options}
     for mode in ("keep", "transfer"):
         config, origin = build_config(
             DistillConfig,
             demo_config_path(),
-            {
-                "student": "teacher",
-                "student_vocabulary": mode,
-                "max_steps": steps,
-                "eval_steps": steps,
-                "freeze_embeddings": False,
-                "output_dir": str(OUT / f"vocab-{mode}"),
-            },
+            {**options, "student_vocabulary": mode, "output_dir": str(OUT / f"vocab-{name}-{mode}")},
         )
-        training, result, _ = _train_and_evaluate(config, origin, f"vocab-{mode}")
-        head = headline_metrics(result)
-        out[mode] = {
-            "headline": head,
+        training, result, seconds = _train_and_evaluate(config, origin, f"vocabulary {name} {mode}")
+        row[mode] = {
+            "headline": headline_metrics(result),
+            "scores": _main_scores(result),
             "vocabulary_transfer": training.vocabulary_transfer,
             "pairs_per_second": training.pairs_per_second,
+            "train_seconds_total": round(seconds, 1),
         }
-        _save("vocabulary", out)
+        rows[name] = row
+        _save("vocabulary", {"rows": rows, "machine": _machine()})  # after each mode: nothing lost
 
 
 # ------------------------------------------------------------------------------------------ ablation
@@ -428,20 +426,32 @@ def render() -> str:
             )
         lines.append("")
     vocab = _load("vocabulary")
-    if vocab:
+    if vocab and "rows" in vocab:
         lines += [
-            f"Vocabulary transfer, student = teacher, {vocab['steps']} steps each "
-            "(`python benchmarks/distill.py vocabulary`):",
+            "Vocabulary transfer: each comparison trains the same student on the same data, steps and seed with "
+            "its own tokenizer and with a new one (FOCUS-initialised embeddings), "
+            "`python benchmarks/distill.py vocabulary NAME --steps N --set KEY=VALUE ...`:",
             "",
-            "| student vocabulary | cross STS | English STS | Tatoeba | pairs/s |",
-            "|---|---|---|---|---|",
+            "| comparison | options beside the demo config | vocabulary | new tokens copied / interpolated / random "
+            "| cross STS | English STS | bias gap | Tatoeba | pairs/s | train s |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for mode in ("keep", "transfer"):
-            if mode in vocab:
-                h = vocab[mode]["headline"]
+        for name, row in vocab["rows"].items():
+            options = ", ".join(f"{k}={v}" for k, v in row["options"].items() if k != "eval_steps")
+            for mode in ("keep", "transfer"):
+                if mode not in row:
+                    continue
+                h, report = row[mode]["headline"], row[mode]["vocabulary_transfer"]
+                if report:
+                    total = report["target_vocab_size"]
+                    counts = " / ".join(f"{100 * report[k] / total:.1f}%" for k in ("copied", "interpolated", "random"))
+                    vocabulary_label = f"{report['source_vocab_size']:,} -> {total:,}"
+                else:
+                    counts, vocabulary_label = "-", "kept"
                 lines.append(
-                    f"| {mode} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
-                    f"{_f(h['tatoeba_accuracy'])} | {vocab[mode]['pairs_per_second']} |"
+                    f"| {name} | {options} | {vocabulary_label} | {counts} | {_f(h['cross_sts'])} | "
+                    f"{_f(h['english_sts'])} | {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | "
+                    f"{row[mode]['pairs_per_second']} | {row[mode]['train_seconds_total']} |"
                 )
         lines.append("")
     ablations = _load("ablation")
@@ -499,7 +509,9 @@ def main() -> None:
     p.add_argument("--languages", nargs="+", default=["de", "ar"])
     p.add_argument("--min-steps", type=int, default=300)
     p = sub.add_parser("vocabulary")
-    p.add_argument("--steps", type=int, default=80)
+    p.add_argument("name", help="row name in vocabulary.json (a rerun replaces it)")
+    p.add_argument("--steps", type=int, default=400)
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     p = sub.add_parser("ablation")
     p.add_argument("name", help="row name in ablation.json (a rerun replaces it)")
     p.add_argument("--steps", type=int, default=150)
@@ -510,7 +522,7 @@ def main() -> None:
     overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in getattr(args, "set", []))}
     unset = [key for key, value in overrides.items() if value is None]
     if unset:  # build_config reads None as "not given", so the demo config's value would silently stay
-        parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (e.g. a large number for a cap)")
+        parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines)
     elif args.command == "ablation":
@@ -520,7 +532,7 @@ def main() -> None:
     elif args.command == "data-size":
         data_size(args.sizes, args.languages, args.min_steps)
     elif args.command == "vocabulary":
-        vocabulary(args.steps)
+        vocabulary(args.name, args.steps, overrides)
     print(render())
 
 

@@ -132,7 +132,7 @@ def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, P
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
     with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
         train_distill(config, origin=origin, show_progress=False)
-    for key, value in (("freeze_layers", -1), ("dropout", 1.0)):
+    for key, value in (("freeze_layers", -1), ("dropout", 1.0), ("max_pairs_per_source", -5)):
         config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", **{key: value}))
         with pytest.raises(PolyembedError, match=f"--{key.replace('_', '-')}"):
             prepare_data(config, origin)  # before any model is loaded
@@ -277,6 +277,16 @@ def test_unknown_language_names_config_line(tiny: dict[str, Path], tmp_path: Pat
     )
     assert code == 2 and "unknown language 'xx'" in text and "bad.yaml:4" in text
     assert not (tmp_path / "never").exists()
+
+
+def test_zero_cap_from_the_command_line_lifts_the_config_files_cap(tiny: dict[str, Path], tmp_path: Path) -> None:
+    yaml_file = tmp_path / "capped.yaml"
+    yaml_file.write_text(yaml.safe_dump(_options(tiny, tmp_path / "x", max_pairs_per_source=20)), encoding="utf-8")
+    capped, origin = build_config(DistillConfig, yaml_file, {})
+    assert sum(len(s) for s in prepare_data(capped, origin).train) == 20 - 4  # a fifth held out as dev
+    lifted, origin = build_config(DistillConfig, yaml_file, {"max_pairs_per_source": 0})
+    data = prepare_data(lifted, origin)
+    assert sum(len(s) for s in data.train) + sum(len(s) for s in data.dev) == len(PAIRS)
 
 
 def test_language_without_data_is_an_error(tiny: dict[str, Path], tmp_path: Path) -> None:

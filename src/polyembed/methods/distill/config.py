@@ -43,7 +43,9 @@ class DistillConfig:
         [], "User bitext: 'LANG=FILE.tsv' (English<TAB>other) or 'LANG=ENGLISH_FILE,OTHER_FILE'."
     )
     max_pairs_per_source: int | None = option(
-        None, "Cap every (dataset, language) source at this many pairs (seeded sample); unset keeps all."
+        None,
+        "Cap every (dataset, language) source at this many pairs (seeded sample); unset or 0 keeps all "
+        "(0 lifts a cap set in the config file from the command line).",
     )
     dev_pairs_per_source: int = option(
         50, "Held-out pairs per source for dev MSE and translation accuracy (at most a fifth of the source)."

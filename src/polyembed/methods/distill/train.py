@@ -117,6 +117,8 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
         raise origin.error("freeze_layers", f"{config.freeze_layers}: expected 0 or more layers")
     if config.dropout is not None and not 0.0 <= config.dropout < 1.0:
         raise origin.error("dropout", f"{config.dropout}: expected a probability in [0, 1)")
+    if config.max_pairs_per_source is not None and config.max_pairs_per_source < 0:
+        raise origin.error("max_pairs_per_source", f"{config.max_pairs_per_source}: expected 0 (no cap) or more pairs")
     if config.student_vocabulary not in ("keep", "transfer"):
         raise origin.error("student_vocabulary", f"'{config.student_vocabulary}' is not 'keep' or 'transfer'")
     if not config.languages and not config.parallel_files:
@@ -138,7 +140,7 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
         config.datasets,
         root,
         files=files,
-        max_pairs_per_source=config.max_pairs_per_source,
+        max_pairs_per_source=config.max_pairs_per_source or None,
         seed=config.seed,
         language_origin=lambda i: origin.where("languages", i),
     )
