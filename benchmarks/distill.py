@@ -369,7 +369,7 @@ def _f(value: float, pct: bool = False) -> str:
 
 def render() -> str:
     """The docs section from every saved JSON."""
-    from polyembed.demo import with_teacher_ratio
+    from polyembed.demo import format_headline, with_teacher_ratio
 
     lines = [START, "## Multilingual knowledge distillation (issue 3)", ""]
     acc = _load("acceptance")
@@ -383,14 +383,15 @@ def render() -> str:
             f" — demo config ({acc['config']['max_steps']} steps x {acc['config']['batch_size']} pairs, "
             f"{', '.join(acc['config']['languages'])}).",
             "",
-            "| model | cross-lingual STS | English STS | cross / teacher English | bias gap | Tatoeba | Kardes cross |",
+            "| model | cross-lingual STS | English STS | cross / teacher English | bias gap [95% CI] | Tatoeba "
+            "| Kardes cross |",
             "|---|---|---|---|---|---|---|",
         ]
         entries = with_teacher_ratio({**base, **{f"distilled, seed {r['seed']}": r["headline"] for r in acc["runs"]}})
         for name, h in entries.items():
             lines.append(
                 f"| {name} | {_f(h['cross_sts'])} | {_f(h['english_sts'])} "
-                f"| {_f(h['cross_over_teacher_english'], True)} | {_f(h['language_bias_gap'])} "
+                f"| {_f(h['cross_over_teacher_english'], True)} | {format_headline('language_bias_gap', h)} "
                 f"| {_f(h['tatoeba_accuracy'])} | {_f(h['kardes_cross_sts'])} |"
             )
         lines.append("")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from polyembed.demo import comparison_markdown, demo_config_path, demo_tasks, headline_metrics
+from polyembed.demo import comparison_markdown, demo_config_path, demo_tasks, format_headline, headline_metrics
 from polyembed.eval.base import Score, get_task
 from polyembed.eval.runner import EvaluationResult, TaskRun
 
@@ -45,6 +45,21 @@ def test_headline_uses_tracks_4a_only_and_english_on_same_data() -> None:
     assert head["english_sts"] == pytest.approx((80 + 90) / 2)
     assert head["language_bias_gap"] == -3.0 and head["sts17_es_en_4b"] == 5.0
     assert head["tatoeba_accuracy"] == 80.0 and head["kardes_cross_sts"] == 65.0
+
+
+def test_bias_gap_is_shown_with_its_bootstrap_interval() -> None:
+    rows = [
+        *ROWS,
+        ("language-bias", "all", "difference-ci-low", -4.5),
+        ("language-bias", "all", "difference-ci-high", -1.25),
+    ]
+    head = headline_metrics(_result("m", rows))
+    assert (head["language_bias_ci95_low"], head["language_bias_ci95_high"]) == (-4.5, -1.25)
+    assert format_headline("language_bias_gap", head) == "-3.00 [-4.50, -1.25]"
+    assert format_headline("language_bias_gap", headline_metrics(_result("m", ROWS))) == "-3.00"  # no bootstrap
+    assert "| language bias gap (joined - mean) [95% CI] | -3.00 [-4.50, -1.25] |" in comparison_markdown(
+        {"teacher": _result("m", rows)}
+    )
 
 
 def test_missing_tasks_give_nan_not_errors() -> None:

@@ -317,13 +317,11 @@ def demo_command(
 ) -> None:
     """The main job: distil minilm-en into a multilingual me5-small student for 10 languages, evaluate
     teacher, untrained and distilled student, and write a comparison report (about 10 minutes on 2 cores)."""
-    from polyembed.demo import HEADLINE_LABELS, run_demo
+    from polyembed.demo import HEADLINE_LABELS, format_headline, run_demo
 
     summary = run_demo(out, config=config, data_root=data_root)
     names = list(summary["headline"])
-    typer.echo(f"{'':52s}" + "".join(f"{name:>20s}" for name in names))
+    typer.echo(f"{'':52s}" + "".join(f"{name:>22s}" for name in names))
     for key, label in HEADLINE_LABELS.items():
-        values = [summary["headline"][name][key] for name in names]
-        shown = [f"{100 * v:19.1f}%" if key == "cross_over_teacher_english" else f"{v:20.2f}" for v in values]
-        typer.echo(f"{label:52s}" + "".join(shown))
+        typer.echo(f"{label:52s}" + "".join(f"{format_headline(key, summary['headline'][n]):>22s}" for n in names))
     typer.echo(f"wrote {out}/report.md, {out}/results.json and {out}/plots ({summary['seconds']:.0f} s)")
