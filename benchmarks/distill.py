@@ -58,18 +58,22 @@ def _evaluate(model: Any, label: str, languages: list[str]) -> Any:
 BASELINE_KEYS = ("teacher", "student", "languages", "data_root")
 
 
-def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: bool = False) -> None:
+def acceptance(
+    seeds: list[int], overrides: dict[str, Any], reuse_baselines: bool = False, evaluate_only: bool = False
+) -> None:
     """The demo config once per seed; teacher and untrained student evaluated once on the same tasks
-    (`reuse_baselines`: take them from the previous run when teacher, student and languages match)."""
+    (`reuse_baselines`: take them from the previous run when teacher, student and languages match;
+    `evaluate_only`: re-evaluate each seed's saved model, trained with this config, instead of training)."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.models.loading import load_model
 
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
-    previous = _load("acceptance") if reuse_baselines else None
+    previous = _load("acceptance") if reuse_baselines or evaluate_only else None
+    previous_runs = {run["seed"]: run for run in (previous or {}).get("runs", [])}
     same_models = previous and all(previous["config"][k] == getattr(base, k) for k in BASELINE_KEYS)
-    if previous and same_models and "baseline_scores" in previous:
+    if reuse_baselines and previous and same_models and "baseline_scores" in previous:
         rows, scores = previous["baselines"], previous["baseline_scores"]
         print("baselines: reusing teacher and untrained-student scores from the previous acceptance.json")
     else:
@@ -82,20 +86,45 @@ def acceptance(seeds: list[int], overrides: dict[str, Any], reuse_baselines: boo
         config, origin = build_config(
             DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
         )
-        training, result, seconds = _train_and_evaluate(config, origin, f"distilled seed {seed}")
+        if evaluate_only:
+            training, seconds = _trained_run(config, previous_runs.get(seed))
+            result = _evaluate(load_model(training["model_dir"]), f"distilled seed {seed}", config.languages)
+        else:
+            trained, result, seconds = _train_and_evaluate(config, origin, f"distilled seed {seed}")
+            training = trained.to_dict()
         runs.append(
             {
                 "seed": seed,
                 "headline": headline_metrics(result),
                 "scores": _main_scores(result),
                 "train_seconds_total": round(seconds, 1),
-                "pairs_per_second": training.pairs_per_second,
-                "steps": training.steps,
-                "peak_memory_mb": training.peak_memory_mb,
+                **{key: training[key] for key in ("pairs_per_second", "steps", "peak_memory_mb")},
+                **({"re_evaluated": True} if evaluate_only else {}),
             }
         )
         payload = {"config": base.__dict__, "overrides": overrides, "baselines": rows, "baseline_scores": scores}
         _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
+
+
+def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict[str, Any], float]:
+    """(training.json, recorded train seconds) of the saved run in config.output_dir, after checking that it was
+    trained with `config`: every saved option equal, options added since then at their defaults."""
+    from dataclasses import fields
+
+    from polyembed.methods.distill.train import CONFIG_FILE
+
+    folder = Path(config.output_dir)
+    saved_path, training_path = folder / CONFIG_FILE, folder / "training.json"
+    if not saved_path.is_file() or not training_path.is_file():
+        raise SystemExit(f"--evaluate-only: no finished run in {folder}; train it first (drop --evaluate-only)")
+    saved = yaml.safe_load(saved_path.read_text(encoding="utf-8"))
+    defaults = {f.name: getattr(type(config)(), f.name) for f in fields(config)}
+    for key, value in config.__dict__.items():
+        if saved.get(key, defaults[key]) != value:
+            raise SystemExit(f"--evaluate-only: {saved_path} has {key}={saved.get(key)!r}, this config {value!r}")
+    training = json.loads(training_path.read_text(encoding="utf-8"))
+    seconds = previous_run["train_seconds_total"] if previous_run else training["train_seconds"]
+    return training, seconds
 
 
 def _train_and_evaluate(config: Any, origin: Any, label: str) -> tuple[Any, Any, float]:
@@ -501,6 +530,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     p.add_argument("--reuse-baselines", action="store_true", help="teacher/untrained scores from the last run")
+    p.add_argument("--evaluate-only", action="store_true", help="re-evaluate the saved seed models, no training")
     p = sub.add_parser("throughput")
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--batch-size", type=int, default=32)
@@ -525,7 +555,7 @@ def main() -> None:
     if unset:  # build_config reads None as "not given", so the demo config's value would silently stay
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
     if args.command == "acceptance":
-        acceptance(args.seeds, overrides, args.reuse_baselines)
+        acceptance(args.seeds, overrides, args.reuse_baselines, args.evaluate_only)
     elif args.command == "ablation":
         ablation(args.name, args.steps, args.seed, overrides)
     elif args.command == "throughput":
