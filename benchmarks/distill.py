@@ -327,32 +327,72 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
 # ------------------------------------------------------------------------------------------ vocabulary
 
 
-def vocabulary(name: str, steps: int, overrides: dict[str, Any]) -> None:
+VOCABULARY_MODES = {
+    "keep-untrained": "kept, untrained",
+    "keep": "kept",
+    "transfer-untrained": "FOCUS, untrained",
+    "transfer": "FOCUS",
+}
+"""Rows of one vocabulary comparison: each student before training (its own space, no projection) and after."""
+
+
+def vocabulary(
+    name: str,
+    steps: int,
+    overrides: dict[str, Any],
+    untrained_only: bool = False,
+    modes: tuple[str, ...] = ("keep", "transfer"),
+) -> None:
     """One named comparison: the same student, data, steps and seed trained once with its own tokenizer
-    ('keep') and once with a FOCUS-transferred one ('transfer'). Rows accumulate in vocabulary.json."""
+    ('keep') and once with a FOCUS-transferred one ('transfer'); both starting points are evaluated too, so the
+    table shows what FOCUS itself preserves. `modes` trains only some (e.g. a transfer variant whose 'keep'
+    run another comparison already has); `untrained_only` re-evaluates only the starting points of an
+    existing comparison. Rows accumulate in vocabulary.json."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.methods.distill.config import DistillConfig
+    from polyembed.models.loading import load_model
 
-    options = {"max_steps": steps, "eval_steps": steps, **overrides}
     rows = (_load("vocabulary") or {}).get("rows", {})
-    row: dict[str, Any] = {"options": options}
-    for mode in ("keep", "transfer"):
+    if untrained_only:
+        if name not in rows:
+            raise SystemExit(f"--untrained-only: no finished comparison '{name}' in vocabulary.json; run it first")
+        row, options = rows[name], rows[name]["options"]
+    else:
+        options = {"max_steps": steps, "eval_steps": steps, **overrides}
+        row = {"options": options}
+    for mode in modes:
         config, origin = build_config(
             DistillConfig,
             demo_config_path(),
             {**options, "student_vocabulary": mode, "output_dir": str(OUT / f"vocab-{name}-{mode}")},
         )
-        training, result, seconds = _train_and_evaluate(config, origin, f"vocabulary {name} {mode}")
+        if not untrained_only:
+            training, result, seconds = _train_and_evaluate(config, origin, f"vocabulary {name} {mode}")
+            row[mode] = {
+                "headline": headline_metrics(result),
+                "scores": _main_scores(result),
+                "vocabulary_transfer": training.vocabulary_transfer,
+                "pairs_per_second": training.pairs_per_second,
+                "train_seconds_total": round(seconds, 1),
+            }
+            rows[name] = row
+            _save("vocabulary", {"rows": rows, "machine": _machine()})  # after each mode: nothing lost
+    starts = {
+        "keep-untrained": config.teacher if config.student == "teacher" else config.student,
+        "transfer-untrained": str(OUT / f"vocab-{name}-transfer" / "student-init"),
+    }
+    for mode, model_name in starts.items():
+        if mode.removesuffix("-untrained") not in row:
+            continue
+        result = _evaluate(load_model(model_name), f"vocabulary {name} {mode}", config.languages)
         row[mode] = {
             "headline": headline_metrics(result),
             "scores": _main_scores(result),
-            "vocabulary_transfer": training.vocabulary_transfer,
-            "pairs_per_second": training.pairs_per_second,
-            "train_seconds_total": round(seconds, 1),
+            "vocabulary_transfer": row["transfer"]["vocabulary_transfer"] if mode.startswith("transfer") else None,
         }
         rows[name] = row
-        _save("vocabulary", {"rows": rows, "machine": _machine()})  # after each mode: nothing lost
+        _save("vocabulary", {"rows": rows, "machine": _machine()})
 
 
 # ------------------------------------------------------------------------------------------ ablation
@@ -459,7 +499,8 @@ def render() -> str:
     if vocab and "rows" in vocab:
         lines += [
             "Vocabulary transfer: each comparison trains the same student on the same data, steps and seed with "
-            "its own tokenizer and with a new one (FOCUS-initialised embeddings), "
+            "its own tokenizer and with a new one (FOCUS-initialised embeddings); 'untrained' rows are the two "
+            "starting points in the student's own space (no projection), "
             "`python benchmarks/distill.py vocabulary NAME --steps N --set KEY=VALUE ...`:",
             "",
             "| comparison | options beside the demo config | vocabulary | new tokens copied / interpolated / random "
@@ -468,20 +509,21 @@ def render() -> str:
         ]
         for name, row in vocab["rows"].items():
             options = ", ".join(f"{k}={v}" for k, v in row["options"].items() if k != "eval_steps")
-            for mode in ("keep", "transfer"):
+            for mode, mode_label in VOCABULARY_MODES.items():
                 if mode not in row:
                     continue
-                h, report = row[mode]["headline"], row[mode]["vocabulary_transfer"]
+                entry = row[mode]
+                h, report = entry["headline"], entry["vocabulary_transfer"]
                 if report:
                     total = report["target_vocab_size"]
                     counts = " / ".join(f"{100 * report[k] / total:.1f}%" for k in ("copied", "interpolated", "random"))
-                    vocabulary_label = f"{report['source_vocab_size']:,} -> {total:,}"
+                    vocabulary_label = f"{mode_label} {report['source_vocab_size']:,} -> {total:,}"
                 else:
-                    counts, vocabulary_label = "-", "kept"
+                    counts, vocabulary_label = "-", mode_label
                 lines.append(
                     f"| {name} | {options} | {vocabulary_label} | {counts} | {_f(h['cross_sts'])} | "
                     f"{_f(h['english_sts'])} | {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | "
-                    f"{row[mode]['pairs_per_second']} | {row[mode]['train_seconds_total']} |"
+                    f"{entry.get('pairs_per_second', '-')} | {entry.get('train_seconds_total', '-')} |"
                 )
         lines.append("")
     ablations = _load("ablation")
@@ -542,6 +584,8 @@ def main() -> None:
     p = sub.add_parser("vocabulary")
     p.add_argument("name", help="row name in vocabulary.json (a rerun replaces it)")
     p.add_argument("--steps", type=int, default=400)
+    p.add_argument("--untrained-only", action="store_true", help="evaluate only the starting points of NAME")
+    p.add_argument("--modes", nargs="+", choices=["keep", "transfer"], default=["keep", "transfer"])
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     p = sub.add_parser("ablation")
     p.add_argument("name", help="row name in ablation.json (a rerun replaces it)")
@@ -563,7 +607,7 @@ def main() -> None:
     elif args.command == "data-size":
         data_size(args.sizes, args.languages, args.min_steps)
     elif args.command == "vocabulary":
-        vocabulary(args.name, args.steps, overrides)
+        vocabulary(args.name, args.steps, overrides, args.untrained_only, tuple(args.modes))
     print(render())
 
 

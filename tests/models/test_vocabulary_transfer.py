@@ -135,14 +135,10 @@ def test_canonical_vocabulary_unifies_word_start_markers(source_tokenizer, corpu
     assert canonical["▁the"] == vocab["the"]
     assert canonical["ing"] == vocab["##ing"]
     assert vocab["[CLS]"] not in canonical.values()
-    unigram = train_tokenizer(
-        corpus, 150, source_tokenizer=source_tokenizer, kind="unigram", show_progress=False
-    )
+    unigram = train_tokenizer(corpus, 150, source_tokenizer=source_tokenizer, kind="unigram", show_progress=False)
     specials = set(unigram.all_special_tokens)
     # SentencePiece pieces already carry the '▁' marker: their canonical form is the piece itself
-    assert canonical_vocabulary(unigram) == {
-        t: i for t, i in unigram.get_vocab().items() if t not in specials
-    }
+    assert canonical_vocabulary(unigram) == {t: i for t, i in unigram.get_vocab().items() if t not in specials}
     assert "▁dog" in canonical_vocabulary(unigram) and "▁dog" in canonical
 
 
@@ -243,9 +239,7 @@ def test_interpolated_rows_are_convex_combinations_of_overlapping_rows(old_embed
 
 
 def test_overlap_across_families_sentencepiece_source_to_wordpiece_target(source_tokenizer, corpus) -> None:
-    unigram = train_tokenizer(
-        corpus, 150, source_tokenizer=source_tokenizer, kind="unigram", show_progress=False
-    )
+    unigram = train_tokenizer(corpus, 150, source_tokenizer=source_tokenizer, kind="unigram", show_progress=False)
     same_family = train_tokenizer(corpus, 120, source_tokenizer=unigram, show_progress=False)
     assert json.loads(same_family.backend_tokenizer.to_str())["model"]["type"] == "Unigram"
     wordpiece = train_tokenizer(corpus, 200, source_tokenizer=unigram, kind="wordpiece", show_progress=False)
@@ -277,9 +271,7 @@ def test_focus_is_deterministic_keeps_dtype(source_tokenizer, old_embeddings, tr
     assert _focus(source_tokenizer, old_embeddings.half(), new_tokenizer, corpus)[0].dtype == torch.float16
 
 
-def test_given_auxiliary_vectors_drive_the_sparsemax_weights(
-    source_tokenizer, old_embeddings, transferred
-) -> None:
+def test_given_auxiliary_vectors_drive_the_sparsemax_weights(source_tokenizer, old_embeddings, transferred) -> None:
     new_tokenizer, _, report = transferred
     size = len(new_tokenizer)
     aux = np.eye(size, dtype=np.float32)  # every token orthogonal to every other
@@ -298,6 +290,40 @@ def test_given_auxiliary_vectors_drive_the_sparsemax_weights(
         focus_embeddings(source_tokenizer, old_embeddings, new_tokenizer, None, auxiliary=aux[:5])
     with pytest.raises(VocabularyTransferError, match="missing"):
         focus_embeddings(source_tokenizer, old_embeddings, new_tokenizer, None)
+
+
+def test_decompose_gives_unseen_tokens_the_mean_of_their_old_pieces(
+    source_tokenizer, old_embeddings, transferred, corpus
+) -> None:
+    new_tokenizer, with_random, random_report = transferred
+    new, report = focus_embeddings(
+        source_tokenizer,
+        old_embeddings,
+        new_tokenizer,
+        corpus,
+        min_count=MIN_COUNT,
+        dim=16,
+        unseen="decompose",
+        show_progress=False,
+    )
+    assert report.unseen == "decompose" and report.decomposed > 0
+    assert sorted(report.decomposed_ids + report.random_ids) == sorted(random_report.random_ids)
+    assert report.copied_ids == random_report.copied_ids and report.interpolated_ids == random_report.interpolated_ids
+    unchanged = torch.tensor(random_report.copied_ids + random_report.interpolated_ids)
+    assert torch.equal(new[unchanged], with_random[unchanged])
+    vocab = new_tokenizer.get_vocab()
+    rare = [vocab[w] for w in _RARE if w in vocab]
+    assert rare and set(rare) <= set(report.decomposed_ids)  # too rare for a vector, but MiniLM can spell them
+    for new_id in report.decomposed_ids:
+        text = new_tokenizer.convert_ids_to_tokens(new_id).removeprefix("##")
+        pieces = source_tokenizer(text, add_special_tokens=False)["input_ids"]
+        pieces = [i for i in pieces if i != source_tokenizer.unk_token_id]
+        torch.testing.assert_close(new[new_id], old_embeddings[pieces].mean(dim=0))
+        expected = torch.from_numpy(report.weights[new_id].toarray()).float() @ old_embeddings
+        torch.testing.assert_close(new[new_id], expected[0], atol=1e-5, rtol=1e-5)
+    assert "decomposed (unseen)" in report.summary() and "decomposed (unseen)" not in random_report.summary()
+    with pytest.raises(VocabularyTransferError, match="unseen must be one of random, decompose"):
+        focus_embeddings(source_tokenizer, old_embeddings, new_tokenizer, corpus, unseen="mean")
 
 
 def test_focus_embeddings_rejects_bad_input(source_tokenizer, old_embeddings, transferred) -> None:

@@ -18,7 +18,12 @@ FOCUS (Dobler & de Melo, EMNLP 2023), as implemented here:
    rows of the overlapping tokens, weighted by ``sparsemax`` of its cosine similarities to them in the
    auxiliary space (only overlapping tokens that have an auxiliary vector are used as anchors).
 5. **Random**: a new token without a usable auxiliary vector (seen fewer than ``min_count`` times in the
-   corpus) is drawn from a normal with the old matrix's per-dimension mean and std.
+   corpus) is drawn from a normal with the old matrix's per-dimension mean and std. That is FOCUS's rule and
+   the default. ``unseen="decompose"`` instead gives such a token the mean of the old rows of the pieces the
+   OLD tokenizer splits its text into (the rule of Fast Vocabulary Transfer, Gee et al. 2022); only a token
+   the old tokenizer cannot spell (no pieces, or only its unknown token) stays random. Why: on a small corpus
+   many tokens miss ``min_count`` (35% of a 16k vocabulary trained on 20k sentences), and random rows cost a
+   strong student most of what it knew (docs/benchmarks.md, vocabulary comparison me5-compact).
 
 Auxiliary space: FOCUS trains fastText (CBOW) on the re-tokenised corpus. There is no clean fastText wheel for
 this stack, so we use the count-based equivalent: positive PMI (context-distribution smoothing 0.75,
@@ -54,6 +59,8 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 REPORT_FILE = "polyembed_vocabulary_transfer.json"
+UNSEEN_RULES = ("random", "decompose")
+"""How a new token without an auxiliary vector is initialised (see the module docstring, step 5)."""
 from polyembed.models.pruning import _CONFIG_TOKEN_IDS, _SPECIAL_ATTRS, transformer_parts  # noqa: E402 - shared surgery constants
 
 WORD_START = "▁"
@@ -95,8 +102,9 @@ class TransferReport:
     """What FOCUS did to each new token; its summary is printed and saved as REPORT_FILE.
 
     `weights` is a (new vocab x old vocab) scipy CSR matrix: a copied token's row is one-hot at its old id, an
-    interpolated token's row holds its sparsemax weights over the anchors' old ids, a random token's row is
-    empty. So ``new[i] == weights[i] @ old`` for every copied or interpolated token i.
+    interpolated token's row holds its sparsemax weights over the anchors' old ids, a decomposed token's row
+    holds 1/k for each of its k old pieces, a random token's row is empty. So ``new[i] == weights[i] @ old``
+    for every token that is not random.
     """
 
     source_vocab_size: int
@@ -110,15 +118,18 @@ class TransferReport:
     auxiliary: str
     examples: list[str] = field(default_factory=list)
     source: str = ""
+    decomposed: int = 0
+    unseen: str = "random"
     copied_ids: list[int] = field(default_factory=list, repr=False)
     interpolated_ids: list[int] = field(default_factory=list, repr=False)
     random_ids: list[int] = field(default_factory=list, repr=False)
+    decomposed_ids: list[int] = field(default_factory=list, repr=False)
     weights: sparse.csr_matrix | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-able summary (counts and examples; not the per-token ids or weights)."""
         out = asdict(self)
-        for key in ("copied_ids", "interpolated_ids", "random_ids", "weights"):
+        for key in ("copied_ids", "interpolated_ids", "random_ids", "decomposed_ids", "weights"):
             out.pop(key)
         return out
 
@@ -131,6 +142,11 @@ class TransferReport:
             f"  copied (overlapping)  {self.copied:>7,} ({100 * self.copied / total:.1f}%)",
             f"  interpolated (FOCUS)  {self.interpolated:>7,} ({100 * self.interpolated / total:.1f}%)"
             f" from {self.anchors:,} anchors",
+            *(
+                [f"  decomposed (unseen)   {self.decomposed:>7,} ({100 * self.decomposed / total:.1f}%) old pieces"]
+                if self.unseen == "decompose"
+                else []
+            ),
             f"  random (unseen)       {self.random:>7,} ({100 * self.random / total:.1f}%)",
             f"  auxiliary space: {self.auxiliary}; corpus {self.corpus_sentences:,} sentences, "
             f"{self.corpus_tokens:,} tokens",
@@ -483,6 +499,25 @@ def _special_map(old_tokenizer: Any, new_tokenizer: Any) -> dict[int, int]:
     return out
 
 
+def _check_unseen(unseen: str) -> None:
+    if unseen not in UNSEEN_RULES:
+        raise VocabularyTransferError(f"unseen must be one of {', '.join(UNSEEN_RULES)}, not {unseen!r}")
+
+
+def _old_pieces(old_tokenizer: Any, new_tokenizer: Any, new_ids: Sequence[int]) -> dict[int, list[int]]:
+    """new id -> old ids of the pieces the old tokenizer splits the token's text into (unknown tokens and a
+    bare word-start marker dropped; empty when nothing is left). A word-internal piece is spelled as a word of
+    its own: the old tokenizer has no way to be asked for word-internal pieces only."""
+    if not new_ids:
+        return {}
+    form_of = {i: form for form, i in canonical_vocabulary(new_tokenizer).items()}
+    tokens = new_tokenizer.convert_ids_to_tokens(list(new_ids))
+    texts = [form_of.get(i, token).removeprefix(WORD_START) for i, token in zip(new_ids, tokens, strict=True)]
+    skip = {old_tokenizer.unk_token_id, old_tokenizer.get_vocab().get(WORD_START)} - {None}
+    spelled = old_tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return {i: [p for p in pieces if p not in skip] for i, pieces in zip(new_ids, spelled, strict=True)}
+
+
 def focus_embeddings(
     old_tokenizer: Any,
     old_embeddings: torch.Tensor,
@@ -497,6 +532,7 @@ def focus_embeddings(
     auxiliary: np.ndarray | None = None,
     batch_size: int = 1024,
     chunk_size: int = 1024,
+    unseen: str = "random",
     show_progress: bool = True,
 ) -> tuple[torch.Tensor, TransferReport]:
     """FOCUS embedding matrix for `new_tokenizer`, from `old_embeddings` (rows indexed by `old_tokenizer`).
@@ -509,12 +545,14 @@ def focus_embeddings(
     dimension, from a generator seeded with `seed`. The result has the dtype of `old_embeddings`.
     `auxiliary` replaces the built-in space with your own static vectors (e.g. fastText trained on the
     re-tokenised corpus, as in the FOCUS paper): one row per new token id, an all-zero row meaning "no
-    vector"; `corpus` may then be None.
+    vector"; `corpus` may then be None. `unseen="decompose"` gives a token without an auxiliary vector the
+    mean of the old rows of its old-tokenizer pieces instead of a random row (module docstring, step 5).
     """
     import torch
     from scipy import sparse
     from tqdm.auto import tqdm
 
+    _check_unseen(unseen)
     texts = _texts(corpus) if corpus is not None or auxiliary is None else []
     if old_embeddings.ndim != 2:
         raise VocabularyTransferError(f"old_embeddings must be a 2-d matrix, got shape {tuple(old_embeddings.shape)}")
@@ -568,6 +606,9 @@ def focus_embeddings(
     if anchors.size == 0:
         targets = np.zeros(0, dtype=np.int64)
     random_ids = [i for i in range(new_size) if i not in source_of and (not usable[i] or anchors.size == 0)]
+    pieces_of = _old_pieces(old_tokenizer, new_tokenizer, random_ids) if unseen == "decompose" else {}
+    decomposed_ids = [i for i in random_ids if pieces_of.get(i)]
+    random_ids = [i for i in random_ids if not pieces_of.get(i)]
 
     # 3. copy, random, interpolate
     new = torch.zeros((new_size, old.shape[1]), dtype=torch.float32)
@@ -584,6 +625,12 @@ def focus_embeddings(
     w_rows: list[np.ndarray] = [np.array(copied_ids, dtype=np.int64)]
     w_cols: list[np.ndarray] = [np.array([source_of[i] for i in copied_ids], dtype=np.int64)]
     w_vals: list[np.ndarray] = [np.ones(len(copied_ids))]
+    for new_id in decomposed_ids:
+        pieces = pieces_of[new_id]
+        new[new_id] = old[torch.tensor(pieces)].mean(dim=0)
+        w_rows.append(np.full(len(pieces), new_id, dtype=np.int64))
+        w_cols.append(np.array(pieces, dtype=np.int64))
+        w_vals.append(np.full(len(pieces), 1.0 / len(pieces)))
     anchor_old = torch.tensor([source_of[int(i)] for i in anchors], dtype=torch.long)
     anchor_rows = old[anchor_old] if anchors.size else old[:0]
     anchor_aux = torch.from_numpy(aux_unit[anchors])
@@ -626,9 +673,12 @@ def focus_embeddings(
         corpus_tokens=corpus_tokens,
         auxiliary=aux_name,
         examples=examples,
+        decomposed=len(decomposed_ids),
+        unseen=unseen,
         copied_ids=copied_ids,
         interpolated_ids=[int(i) for i in targets],
         random_ids=random_ids,
+        decomposed_ids=decomposed_ids,
         weights=weight_matrix,
     )
     return new.to(old_embeddings.dtype), report
@@ -718,6 +768,7 @@ def transfer_vocabulary(
     dim: int = 100,
     window: int = 5,
     min_count: int = 10,
+    unseen: str = "random",
     overwrite: bool = False,
     verbose: bool = True,
 ) -> tuple[Path, TransferReport]:
@@ -725,7 +776,7 @@ def transfer_vocabulary(
 
     `model`: a polyembed SentenceTransformerEncoder, a SentenceTransformer, or a name/folder for
     `load_model`; it is not modified. Steps: `train_tokenizer` (same family and special tokens as the
-    model's, `vocab_size` tokens), `focus_embeddings` (settings `seed`, `dim`, `window`, `min_count`),
+    model's, `vocab_size` tokens), `focus_embeddings` (settings `seed`, `dim`, `window`, `min_count`, `unseen`),
     `swap_vocabulary`, then an atomic save (temp folder, then rename) of a standard sentence-transformers
     folder to `output_dir` (prompts preserved) with the report summary as polyembed_vocabulary_transfer.json.
     The corpus is held in memory. If the model has prompts (e.g. e5's "query: "), they are prepended
@@ -736,6 +787,7 @@ def transfer_vocabulary(
     output_dir = Path(output_dir)
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not overwrite:
         raise VocabularyTransferError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
+    _check_unseen(unseen)
     st_model, source = _as_sentence_transformer(model)
     _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     texts = _texts(corpus)
@@ -753,6 +805,7 @@ def transfer_vocabulary(
         dim=dim,
         window=window,
         min_count=min_count,
+        unseen=unseen,
         show_progress=verbose,
     )
     report.source = source

@@ -110,6 +110,32 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert result.best["eval_dev_negative_mse"] > start.best["eval_dev_negative_mse"]
 
 
+def test_teacher_with_a_transferred_vocabulary_trains_and_reports_the_transfer(
+    tiny: dict[str, Path], tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    options = _options(
+        tiny,
+        tmp_path / "run",
+        student="teacher",
+        student_vocabulary="transfer",
+        vocabulary_size=80,
+        vocabulary_unseen="decompose",
+        max_steps=2,
+        eval_steps=2,
+    )
+    config, origin = build_config(DistillConfig, None, options)
+    result = train_distill(config, origin=origin, show_progress=False)
+    report = result.vocabulary_transfer
+    assert report["unseen"] == "decompose" and report["target_vocab_size"] == 80
+    parts = ("copied", "interpolated", "decomposed", "random")
+    assert sum(report[k] for k in parts) == 80 and report["copied"] > 0 and report["decomposed"] > 0
+    model = SentenceTransformer(result.model_dir, device="cpu")
+    assert len(model.tokenizer) == 80 and type(model[-1]).__name__ == "Dense"  # new vocabulary: projected
+    assert model.encode(["die katze sieht das meer"]).shape == (1, 32)
+
+
 def test_frozen_layers_stay_fixed_and_dropout_is_set(tiny: dict[str, Path], tmp_path: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -132,7 +158,8 @@ def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, P
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
     with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
         train_distill(config, origin=origin, show_progress=False)
-    for key, value in (("freeze_layers", -1), ("dropout", 1.0), ("max_pairs_per_source", -5)):
+    bad = (("freeze_layers", -1), ("dropout", 1.0), ("max_pairs_per_source", -5), ("vocabulary_unseen", "zero"))
+    for key, value in bad:
         config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", **{key: value}))
         with pytest.raises(PolyembedError, match=f"--{key.replace('_', '-')}"):
             prepare_data(config, origin)  # before any model is loaded

@@ -33,6 +33,11 @@ class DistillConfig:
         "the bitext with FOCUS-initialised embeddings.",
     )
     vocabulary_size: int = option(16000, "Size of the new vocabulary when student_vocabulary is 'transfer'.")
+    vocabulary_unseen: str = option(
+        "random",
+        "New tokens too rare in the bitext for a FOCUS vector: 'random' (FOCUS) or 'decompose' "
+        "(mean of the old pieces that spell them).",
+    )
     languages: list[str] = option(DEMO_LANGUAGES, "Non-English languages to learn (ISO 639-1 or 639-3 codes).")
     datasets: list[str] = option(
         DEFAULT_TRAINING_DATASETS,

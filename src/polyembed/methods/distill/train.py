@@ -36,6 +36,7 @@ from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
 from polyembed.models.languages import normalize_language
 from polyembed.models.saving import save_model_atomically
+from polyembed.models.vocabulary_transfer import UNSEEN_RULES
 
 PROJECTION_FIT_SENTENCES = 10000  # held-out residual: 0.64 of the teacher's energy at 2k, 0.54 at 10k
 PROJECTION_FITS = ("least-squares", "orthogonal")
@@ -108,6 +109,7 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
     choices = {
         "projection": ("auto", "always", "never"),
         "projection_fit": PROJECTION_FITS,
+        "vocabulary_unseen": UNSEEN_RULES,
         "precision": ("auto", "bf16", "fp32"),
     }
     for key, allowed in choices.items():
@@ -201,6 +203,7 @@ def build_student(config: DistillConfig, data: DistillData, store: Any, output_d
                 corpus,
                 init_dir,
                 vocab_size=config.vocabulary_size,
+                unseen=config.vocabulary_unseen,
                 seed=config.seed,
                 overwrite=True,
                 verbose=verbose,
