@@ -450,7 +450,12 @@ def render() -> str:
             + "".join(f" --set {k}={v}" for k, v in acc.get("overrides", {}).items())
             + "`"
             f" — demo config ({acc['config']['max_steps']} steps x {acc['config']['batch_size']} pairs, "
-            f"{', '.join(acc['config']['languages'])}).",
+            f"{', '.join(acc['config']['languages'])})"
+            + (
+                "; the seed models were re-evaluated from their saved folders (`--evaluate-only`)."
+                if any(r.get("re_evaluated") for r in acc["runs"])
+                else "."
+            ),
             "",
             "| model | cross-lingual STS | English STS | cross / teacher English | bias gap [95% CI] | Tatoeba "
             "| Kardes cross |",
@@ -503,8 +508,9 @@ def render() -> str:
             "starting points in the student's own space (no projection), "
             "`python benchmarks/distill.py vocabulary NAME --steps N --set KEY=VALUE ...`:",
             "",
-            "| comparison | options beside the demo config | vocabulary | new tokens copied / interpolated / random "
-            "| cross STS | English STS | bias gap | Tatoeba | pairs/s | train s |",
+            "| comparison | options beside the demo config | vocabulary "
+            "| new tokens copied / interpolated / decomposed / random "
+            "| cross STS | English STS | bias gap [95% CI] | Tatoeba | pairs/s | train s |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, row in vocab["rows"].items():
@@ -516,14 +522,16 @@ def render() -> str:
                 h, report = entry["headline"], entry["vocabulary_transfer"]
                 if report:
                     total = report["target_vocab_size"]
-                    counts = " / ".join(f"{100 * report[k] / total:.1f}%" for k in ("copied", "interpolated", "random"))
+                    parts = ("copied", "interpolated", "decomposed", "random")
+                    counts = " / ".join(f"{100 * report.get(k, 0) / total:.1f}%" for k in parts)
                     vocabulary_label = f"{mode_label} {report['source_vocab_size']:,} -> {total:,}"
                 else:
                     counts, vocabulary_label = "-", mode_label
                 lines.append(
                     f"| {name} | {options} | {vocabulary_label} | {counts} | {_f(h['cross_sts'])} | "
-                    f"{_f(h['english_sts'])} | {_f(h['language_bias_gap'])} | {_f(h['tatoeba_accuracy'])} | "
-                    f"{entry.get('pairs_per_second', '-')} | {entry.get('train_seconds_total', '-')} |"
+                    f"{_f(h['english_sts'])} | {format_headline('language_bias_gap', h)} | "
+                    f"{_f(h['tatoeba_accuracy'])} | {entry.get('pairs_per_second', '-')} | "
+                    f"{entry.get('train_seconds_total', '-')} |"
                 )
         lines.append("")
     ablations = _load("ablation")
