@@ -321,7 +321,7 @@ def demo_command(
 
     summary = run_demo(out, config=config, data_root=data_root)
     names = list(summary["headline"])
-    typer.echo(f"{'':52s}" + "".join(f"{name:>22s}" for name in names))
+    typer.echo(f"{'':52s}" + "".join(f" {name:>25s}" for name in names))
     for key, label in HEADLINE_LABELS.items():
-        typer.echo(f"{label:52s}" + "".join(f"{format_headline(key, summary['headline'][n]):>22s}" for n in names))
+        typer.echo(f"{label:52s}" + "".join(f" {format_headline(key, summary['headline'][n]):>25s}" for n in names))
     typer.echo(f"wrote {out}/report.md, {out}/results.json and {out}/plots ({summary['seconds']:.0f} s)")
