@@ -67,7 +67,7 @@ def old_embeddings(source_tokenizer) -> torch.Tensor:
     return 0.5 + 2.0 * torch.randn((len(source_tokenizer), 8), generator=generator)
 
 
-def _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus):
+def _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus, **extra):
     return focus_embeddings(
         source_tokenizer,
         old_embeddings,
@@ -76,6 +76,7 @@ def _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus):
         min_count=MIN_COUNT,
         dim=16,
         show_progress=False,
+        **extra,
     )
 
 
@@ -296,16 +297,7 @@ def test_decompose_gives_unseen_tokens_the_mean_of_their_old_pieces(
     source_tokenizer, old_embeddings, transferred, corpus
 ) -> None:
     new_tokenizer, with_random, random_report = transferred
-    new, report = focus_embeddings(
-        source_tokenizer,
-        old_embeddings,
-        new_tokenizer,
-        corpus,
-        min_count=MIN_COUNT,
-        dim=16,
-        unseen="decompose",
-        show_progress=False,
-    )
+    new, report = _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus, unseen="decompose")
     assert report.unseen == "decompose" and report.decomposed > 0
     assert sorted(report.decomposed_ids + report.random_ids) == sorted(random_report.random_ids)
     assert report.copied_ids == random_report.copied_ids and report.interpolated_ids == random_report.interpolated_ids
