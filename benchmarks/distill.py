@@ -118,7 +118,8 @@ def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict
     if not saved_path.is_file() or not training_path.is_file():
         raise SystemExit(f"--evaluate-only: no finished run in {folder}; train it first (drop --evaluate-only)")
     saved = yaml.safe_load(saved_path.read_text(encoding="utf-8"))
-    defaults = {f.name: getattr(type(config)(), f.name) for f in fields(config)}
+    default_config = type(config)()
+    defaults = {f.name: getattr(default_config, f.name) for f in fields(config)}
     for key, value in config.__dict__.items():
         if saved.get(key, defaults[key]) != value:
             raise SystemExit(f"--evaluate-only: {saved_path} has {key}={saved.get(key)!r}, this config {value!r}")
