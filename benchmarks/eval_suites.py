@@ -217,7 +217,7 @@ def main() -> None:
     parser.add_argument("--note", action="append", default=[], help="a measurement note for the document")
     args = parser.parse_args()
     if args.throughput and not args.render_only:
-        from polyembed.data.io import atomic_write
+        from polyembed.outputs import atomic_write
 
         rows = [measure_throughput(model) for model in args.models.split(",")]
         with atomic_write(RESULTS / "throughput.json") as handle:
@@ -227,7 +227,7 @@ def main() -> None:
             for model in args.models.split(","):
                 run_suite(model, suite)
     command = "python benchmarks/eval_suites.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    from polyembed.data.io import atomic_write
+    from polyembed.outputs import atomic_write
 
     with atomic_write(DOC) as handle:
         handle.write(render(load_results(), command.strip(), args.note))

@@ -23,7 +23,7 @@ def test_defaults_without_file() -> None:
     config, origin = build_config(DistillConfig)
     assert config == DistillConfig()
     assert config.languages == DEMO_LANGUAGES and config.batch_size == 64
-    assert origin.path is None and origin.where("languages") == "flag --languages"
+    assert origin.path is None and origin.where("languages") == "option languages"
 
 
 def test_option_copies_list_defaults_and_keeps_help() -> None:
@@ -64,7 +64,7 @@ def test_wrong_type_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"run\.yaml:3: batch_size: expected int, got 'many'"):
         build_config(DistillConfig, path)
     path = write(tmp_path, "languages:\n  - de\n  - 7\n")
-    with pytest.raises(DataError, match=r"run\.yaml:1: languages: expected list"):
+    with pytest.raises(DataError, match=r"run\.yaml:1: languages: expected a list of str, got"):
         build_config(DistillConfig, path)
 
 
@@ -82,7 +82,7 @@ def test_invalid_yaml_names_a_line(tmp_path: Path) -> None:
 def test_file_must_be_a_mapping_and_exist(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"run\.yaml:1: a config file must be a mapping"):
         build_config(DistillConfig, write(tmp_path, "- de\n- fr\n"))
-    with pytest.raises(DataError, match="config file not found"):
+    with pytest.raises(DataError, match="missing.yaml: file not found"):
         build_config(DistillConfig, tmp_path / "missing.yaml")
     values, origin = read_yaml_mapping(write(tmp_path, "# only a comment\n", "empty.yaml"))
     assert values == {} and origin.key_lines == {}
@@ -163,3 +163,48 @@ def test_dump_config_round_trips(tmp_path: Path) -> None:
     assert list(yaml.safe_load(text)) == [f.name for f in dataclasses.fields(DistillConfig)]  # field order kept
     again, _ = build_config(DistillConfig, write(tmp_path, text, "dumped.yaml"))
     assert again == config
+
+
+def test_ranges_and_choices_apply_to_yaml_and_flags_alike(tmp_path: Path) -> None:
+    cases = {
+        "max_steps": (-5, 0),
+        "epochs": (-1, 0),
+        "batch_size": (0,),
+        "learning_rate": (-1, 0),
+        "eval_steps": (-3, 0),
+        "warmup_ratio": (1, -0.1),
+        "save_total_limit": (0,),
+        "dropout": (1.0,),
+        "seed": (-1,),
+    }
+    for key, values in cases.items():
+        for value in values:
+            path = write(tmp_path, f"seed: 1\n{key}: {value}\n")
+            with pytest.raises(DataError, match=rf"run\.yaml:2: {key}: {value} is out of range: expected a value"):
+                build_config(DistillConfig, path)
+            with pytest.raises(PolyembedError, match=rf"^--{key.replace('_', '-')}: {value} is out of range"):
+                build_config(DistillConfig, None, {key: value})
+    with pytest.raises(DataError, match=r"run\.yaml:1: precision: expected one of auto, bf16, fp32, got 'fp16'"):
+        build_config(DistillConfig, write(tmp_path, "precision: fp16\n"))
+    with pytest.raises(PolyembedError, match="--best-metric: expected one of mse, translation, sts"):
+        build_config(DistillConfig, None, {"best_metric": "loss"})
+    config, _ = build_config(DistillConfig, None, {"max_steps": 1, "warmup_ratio": 0.0, "learning_rate": 1e-9})
+    assert config.max_steps == 1 and config.warmup_ratio == 0.0
+
+
+def test_undecodable_and_unreadable_config_files_name_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_bytes(b"seed: 1\nlanguages: [d\xe9]\n")
+    with pytest.raises(DataError, match=r"run\.yaml:2: not valid UTF-8"):
+        build_config(DistillConfig, path)
+    path.write_bytes(b"seed: 1\nbatch_size: 4\nlanguages: [de\x01]\n")
+    with pytest.raises(DataError, match=r"run\.yaml:3: invalid YAML: character U\+0001 is not allowed"):
+        build_config(DistillConfig, path)
+    path.write_text("seed: 1\nwhen: 2024-02-30\n", encoding="utf-8")  # a date PyYAML cannot build
+    with pytest.raises(DataError, match=r"run\.yaml: invalid YAML"):
+        build_config(DistillConfig, path)
+    with pytest.raises(DataError, match="is a folder"):
+        build_config(DistillConfig, tmp_path)
+    path.write_text("1: x\n", encoding="utf-8")  # a key that is not text
+    with pytest.raises(DataError, match=r"run\.yaml:1: 1: unknown option"):
+        build_config(DistillConfig, path)

@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from polyembed.data.errors import PolyembedError
 
+
+class CleanErrorsGroup(TyperGroup):
+    """The root command group: click's usage errors (unknown option, a flag value of the wrong type or out
+    of range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as err:
+            err.show()
+            sys.exit(err.exit_code)
+        except click.ClickException as err:
+            typer.secho(f"error: {err.format_message()}", fg=typer.colors.RED, err=True)
+            context = getattr(err, "ctx", None)
+            if context is not None:
+                typer.echo(f"(see '{context.command_path} --help')", err=True)
+            sys.exit(err.exit_code)
+        except click.exceptions.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=CleanErrorsGroup,
     help="polyembed: build multilingual sentence encoders and prove they work.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -37,6 +66,10 @@ def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
         except PolyembedError as err:
             typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
             raise typer.Exit(2) from None
+        except OSError as err:  # the machine, not the input: a full disk, a folder removed mid-run
+            where = f" ({err.filename})" if err.filename else ""
+            typer.secho(f"error: {err.strerror or err}{where}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(1) from None
 
     return wrapper
 
@@ -81,7 +114,7 @@ def eval_command(
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task names (see `polyembed tasks`).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Report folder.")] = Path("results/eval"),
     data_root: DataRootOption = None,
-    batch_size: Annotated[int, typer.Option(help="Encoding batch size.")] = 64,
+    batch_size: Annotated[int, typer.Option(help="Encoding batch size.", min=1)] = 64,
     plots: Annotated[bool, typer.Option(help="Write plots.")] = True,
     languages: Annotated[
         str | None, typer.Option(help="Comma-separated languages/subsets for the tasks named in --tasks.")
@@ -94,7 +127,10 @@ def eval_command(
         ),
     ] = None,
 ) -> None:
-    """Evaluate a model and write results.json, report.md and plots to --out."""
+    """Evaluate a model and write results.json, report.md and plots to --out.
+
+    Only the report's own files in --out are replaced (and those an earlier report wrote there); anything
+    else in the folder is left alone."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.report import task_summary
 
@@ -139,16 +175,23 @@ def encode_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the .npy matrix.")],
     model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
     language: Annotated[str | None, typer.Option(help="Language of all lines (default: detect per line).")] = None,
-    batch_size: Annotated[int, typer.Option()] = 64,
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
     normalize: Annotated[bool, typer.Option(help="L2-normalise rows.")] = True,
 ) -> None:
     """Encode a text file into a .npy matrix (one row per line)."""
     import numpy as np
 
     from polyembed.api import encode_lines
-    from polyembed.data.io import atomic_write, read_lines
+    from polyembed.data.io import read_lines
+    from polyembed.models.languages import require_known_language
+    from polyembed.outputs import atomic_write, check_output_file
 
+    output = check_output_file(output, "--output")
+    if language is not None:
+        language = require_known_language(language, "--language")
     sentences = read_lines(input)
+    if not sentences:
+        raise PolyembedError(f"{input}: no lines to encode (the file is empty)")
     vectors, languages = encode_lines(model, sentences, language, batch_size=batch_size, normalize=normalize)
     with atomic_write(output, "wb") as handle:
         np.save(handle, vectors)
@@ -185,14 +228,21 @@ def models_prune(
     corpus: Annotated[list[Path], typer.Argument(help="Text files whose vocabulary is kept.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the pruned model.")],
     model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
+    ] = False,
 ) -> None:
     """Keep only the vocabulary pieces a corpus uses: a smaller language-specific model."""
     from polyembed.data.io import read_lines
     from polyembed.models.loading import load_model
     from polyembed.models.pruning import prune_vocabulary
+    from polyembed.models.saving import check_model_output_dir
 
+    check_model_output_dir(out, overwrite, "--out")
     lines = [line for path in corpus for line in read_lines(path, allow_empty=True) if line.strip()]
-    path = prune_vocabulary(load_model(model), lines, out)
+    if not lines:
+        raise PolyembedError(f"{', '.join(map(str, corpus))}: no text to keep a vocabulary for")
+    path = prune_vocabulary(load_model(model), lines, out, overwrite=overwrite)
     typer.echo(f"pruned model written to {path}")
 
 
@@ -206,15 +256,17 @@ def data_list(data_root: DataRootOption = None) -> None:
     try:
         root: Path | None = resolve(data_root)
     except PolyembedError as err:
-        typer.echo(f"data root: not found ({err})")
-        root = None
+        root, missing = None, err
     else:
+        missing = None
         typer.echo(f"data root: {root}")
     for info in DATASETS.values():
         present = "present" if root is not None and info.available(root) else "MISSING"
         typer.echo(
             f"{info.name:22s} {present:8s} {info.licence[:28]:28s} {len(info.languages):3d} langs  {info.source}"
         )
+    if missing is not None:  # the registry is still worth showing (where to download), but it is an error
+        raise missing
 
 
 # --------------------------------------------------------------------------------------------- training
@@ -232,6 +284,8 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
     import inspect
     import types
     import typing
+
+    from polyembed.config import describe_range
 
     hints = typing.get_type_hints(config_class)
 
@@ -261,9 +315,16 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             kind = hints[f.name]
             optional = typing.get_origin(kind) in (typing.Union, types.UnionType)
             base = typing.get_args(kind)[0] if optional else kind
+            choices = ""
+            if typing.get_origin(base) is typing.Literal:  # checked by build_config, with the other rules
+                choices = f" [{'|'.join(typing.get_args(base))}]"
+                base = str
             flag = "--" + f.name.replace("_", "-")
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-            shown = f" [config default: {','.join(map(str, default)) if isinstance(default, list) else default}]"
+            bounds = f.metadata.get("bounds", {})
+            limits = f" [range: {describe_range(bounds)}]" if bounds else ""
+            shown = f"{choices}{limits} [config default: "
+            shown += f"{','.join(map(str, default)) if isinstance(default, list) else default}]"
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
             annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
             params.append(

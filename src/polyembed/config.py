@@ -1,7 +1,8 @@
 """Typed run configs: a dataclass per method, loaded from YAML, overridden by CLI flags, errors with file:line.
 
 Every field of a config dataclass is a YAML key and a CLI flag; a flag given on the command line wins
-over the file. Unknown keys and wrongly typed values are reported with the file and line they came from,
+over the file. Unknown keys, wrongly typed values, choices outside a `Literal` and numbers outside a field's
+range (`option(..., minimum=1)`) are reported with the file and line they came from (or the flag),
 and list items keep their own line numbers so later checks (an unknown language, a missing file) can
 point at the exact line too.
 """
@@ -19,15 +20,43 @@ from typing import Any, TypeVar
 import yaml
 
 from polyembed.data.errors import DataError, PolyembedError
+from polyembed.data.io import read_text
 
 ConfigT = TypeVar("ConfigT")
 
 
-def option(default: Any, help: str) -> Any:  # noqa: A002 - the name users see in dataclass fields
-    """A config field with a default (lists are copied per instance) and the help text its CLI flag shows."""
+def option(
+    default: Any,
+    help: str,  # noqa: A002 - the name users see in dataclass fields
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+) -> Any:
+    """A config field with a default (lists are copied per instance), the help text its CLI flag shows, and
+    an optional range (inclusive `minimum`/`maximum`, exclusive `above`/`below`) checked by `build_config`
+    for YAML values and flags alike."""
+    bounds = {"minimum": minimum, "maximum": maximum, "above": above, "below": below}
+    metadata = {"help": help, "bounds": {k: v for k, v in bounds.items() if v is not None}}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def describe_range(bounds: dict[str, float]) -> str:
+    """'>= 1', '> 0 and < 1', ...: the allowed range as users read it."""
+    symbols = {"minimum": ">=", "above": ">", "maximum": "<=", "below": "<"}
+    return " and ".join(f"{symbols[key]} {bounds[key]:g}" for key in symbols if key in bounds)
+
+
+def _in_range(value: float, bounds: dict[str, float]) -> bool:
+    return math.isfinite(value) and (
+        value >= bounds.get("minimum", -math.inf)
+        and value > bounds.get("above", -math.inf)
+        and value <= bounds.get("maximum", math.inf)
+        and value < bounds.get("below", math.inf)
+    )
 
 
 @dataclass
@@ -40,34 +69,50 @@ class ConfigOrigin:
     from_cli: set[str] = field(default_factory=set)
 
     def where(self, key: str, index: int | None = None) -> str:
-        """Human-readable origin: 'config.yaml:12' or 'flag --languages'."""
-        if key in self.from_cli or self.path is None:
+        """Human-readable origin: 'config.yaml:12', 'flag --languages', or 'option languages' (Python)."""
+        if key in self.from_cli:
             return f"flag --{key.replace('_', '-')}"
+        if self.path is None:
+            return f"option {key}"
         lines = self.item_lines.get(key, [])
         line = lines[index] if index is not None and index < len(lines) else self.key_lines.get(key)
         return f"{self.path}:{line}" if line else str(self.path)
 
     def error(self, key: str, message: str, index: int | None = None) -> PolyembedError:
         """A DataError at the key's (or item's) file and line; a plain error for CLI flags."""
-        if key in self.from_cli or self.path is None:
+        if key in self.from_cli:
             return PolyembedError(f"--{key.replace('_', '-')}: {message}")
+        if self.path is None:  # a config built in Python
+            return PolyembedError(f"{key}: {message}")
         lines = self.item_lines.get(key, [])
         line = lines[index] if index is not None and index < len(lines) else self.key_lines.get(key)
         return DataError(self.path, line, f"{key}: {message}")
 
 
+def _yaml_error(path: Path, text: str, err: Exception) -> DataError:
+    """A YAML error at its file and line: scanner/parser errors carry a mark, reader errors (a control
+    character) a character position, value errors (a date like 2024-02-30) neither."""
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        return DataError(path, mark.line + 1 if mark else None, f"invalid YAML: {err.problem or err.context}")
+    if isinstance(err, yaml.reader.ReaderError):
+        line = text.count("\n", 0, max(0, err.position)) + 1
+        char = f"U+{err.character:04X}" if isinstance(err.character, int) else repr(err.character)
+        return DataError(path, line, f"invalid YAML: character {char} is not allowed ({err.reason})")
+    return DataError(path, None, f"invalid YAML: {err}")
+
+
 def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
-    """A YAML mapping with the line of each key and list item; YAML errors name their line."""
+    """A YAML mapping with the line of each key and list item; decoding and YAML errors name their line."""
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise DataError(path, None, "config file not found")
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        raise DataError(path, None, "is a folder; a config is a YAML file")
+    text = read_text(path)  # missing file, or not UTF-8: file:line
     try:
-        node = yaml.compose(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
         values = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark
-        raise DataError(path, mark.line + 1 if mark else None, f"invalid YAML: {err.problem}") from err
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as err:
+        raise _yaml_error(path, text, err) from None
     origin = ConfigOrigin(path=path)
     if node is None:
         return {}, origin
@@ -78,11 +123,13 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
         origin.key_lines[key] = key_node.start_mark.line + 1
         if isinstance(value_node, yaml.SequenceNode):
             origin.item_lines[key] = [item.start_mark.line + 1 for item in value_node.value]
-    return values, origin
+    return {str(key): value for key, value in values.items()}, origin
 
 
 def _check_type(value: Any, annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return any(value == choice and type(value) is type(choice) for choice in typing.get_args(annotation))
     if origin in (typing.Union, types.UnionType):
         return any(_check_type(value, arg) for arg in typing.get_args(annotation))
     if annotation is type(None):
@@ -129,11 +176,37 @@ def build_config(
             values[key] = value
             origin.from_cli.add(key)
     for key, value in values.items():
-        value = values[key] = _float_from_text(value, hints[key])
+        values[key] = _float_from_text(value, hints[key])
+    config = cls(**values)
+    validate_config(config, origin)
+    return config, origin
+
+
+def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
+    """Check every field's type, choices (`Literal`) and range; the error names the YAML line or the flag.
+
+    `build_config` calls it; training calls it again so a config built in Python gets the same rules."""
+    origin = origin or ConfigOrigin()
+    hints = typing.get_type_hints(type(config))
+    for spec in dataclasses.fields(config):
+        key, value = spec.name, getattr(config, spec.name)
         if not _check_type(value, hints[key]):
-            shown = hints[key] if isinstance(hints[key], str) else getattr(hints[key], "__name__", hints[key])
-            raise origin.error(key, f"expected {shown}, got {value!r}")
-    return cls(**values), origin
+            raise origin.error(key, f"expected {describe_type(hints[key])}, got {value!r}")
+        bounds = spec.metadata.get("bounds", {})
+        if isinstance(value, int | float) and not isinstance(value, bool) and not _in_range(value, bounds):
+            raise origin.error(key, f"{value!r} is out of range: expected a value {describe_range(bounds)}")
+
+
+def describe_type(annotation: Any) -> str:
+    """'one of keep, transfer', 'int or null', 'list[str]': a type as a config user reads it."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(map(str, typing.get_args(annotation)))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join("null" if arg is type(None) else describe_type(arg) for arg in typing.get_args(annotation))
+    if origin is list:
+        return f"a list of {describe_type((typing.get_args(annotation) or (Any,))[0])}"
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def dump_config(config: Any) -> str:

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from polyembed.config import build_config
-from polyembed.data.io import atomic_write
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
 from polyembed.models.languages import normalize_language
+from polyembed.outputs import atomic_write, check_output_dir, publishing
 
 STSB_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
 KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")
@@ -199,7 +196,7 @@ def run_demo(
     from polyembed.models.loading import load_model
 
     started = time.perf_counter()
-    out = Path(out_dir).expanduser().resolve()
+    out = check_output_dir(out_dir, "--out").resolve()
     options = {"output_dir": str(out / "run"), **overrides}
     if data_root is not None:
         options["data_root"] = str(data_root)
@@ -236,10 +233,8 @@ def run_demo(
 
 
 def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any]) -> None:
-    """Stage everything in a temp folder next to `out`, then move the files in (the run folder stays)."""
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".demo-report-", dir=out))
-    try:
+    """Stage the report, then publish its files into `out` (the run folder and other files stay)."""
+    with publishing(out) as staging:
         (staging / "plots").mkdir()
         plot_comparison(results, staging / "plots" / "headline.png")
         training = summary["training"]
@@ -279,10 +274,3 @@ def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict
         (staging / "results.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
         for name, result in results.items():
             write_report_md(result, staging / f"report-{name.replace(' ', '-')}.md")
-        for item in staging.iterdir():
-            target = out / item.name
-            if target.is_dir():
-                shutil.rmtree(target)
-            os.replace(item, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from polyembed.data.errors import DataError
-from polyembed.data.io import atomic_write, iter_csv, parse_float, read_lines, read_parallel
+from polyembed.data.io import iter_csv, parse_float, read_lines, read_parallel
 
 
 def test_read_lines_strips_bom_and_reports_empty_line(tmp_path: Path) -> None:
@@ -42,18 +42,6 @@ def test_parse_float_error_names_file_and_line() -> None:
     assert parse_float("f.txt", 3, " 4.5 ") == 4.5
     with pytest.raises(DataError, match=r"f.txt:7: cannot parse score 'abc'"):
         parse_float("f.txt", 7, "abc")
-
-
-def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path) -> None:
-    target = tmp_path / "out" / "result.json"
-    with pytest.raises(RuntimeError), atomic_write(target) as handle:
-        handle.write("half")
-        raise RuntimeError("boom")
-    assert not target.exists()
-    assert list((tmp_path / "out").iterdir()) == []
-    with atomic_write(target) as handle:
-        handle.write("whole")
-    assert target.read_text() == "whole"
 
 
 def test_iter_csv_stray_carriage_return_is_reported_at_its_line(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_evaluate_writes_report_and_plots(hashing_encoder, tmp_path: Path) -> No
     report = (out / "report.md").read_text()
     assert "## mock-pairs" in report and "| en |" in report and "plots/mock-pairs.png" in report
     assert (out / "plots" / "mock-pairs.png").stat().st_size > 1000
-    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+    assert not [p for p in out.iterdir() if p.name.startswith(".polyembed-staging")]
 
 
 def test_failed_run_leaves_no_partial_output(hashing_encoder, tmp_path: Path) -> None:
@@ -49,16 +49,25 @@ def test_failed_run_leaves_no_partial_output(hashing_encoder, tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
-def test_rerun_replaces_an_earlier_report_whole(hashing_encoder, tmp_path: Path) -> None:
+def test_rerun_replaces_only_the_reports_own_files(hashing_encoder, tmp_path: Path) -> None:
     out = tmp_path / "report"
     evaluate(hashing_encoder, [PairSimilarityMock()], out_dir=out, data_root=tmp_path, show_progress=False)
-    (out / "plots" / "stale.png").write_bytes(b"old")
+    earlier_plots = sorted((out / "plots").iterdir())
+    assert earlier_plots
+    (out / "thesis.txt").write_text("mine")
+    (out / "notes").mkdir()
+    (out / "notes" / "n.txt").write_text("mine too")
+    (out / "plots" / "drawn-by-hand.png").write_bytes(b"mine")
     evaluate(hashing_encoder, [PairSimilarityMock(languages=["en"])], out_dir=out, data_root=tmp_path,
-             show_progress=False)
-    assert not (out / "plots" / "stale.png").exists()
+             show_progress=False, plots=False)
+    # The earlier report's plots go (this report has none); everything the user put there stays.
+    assert not any(path.exists() for path in earlier_plots)
+    assert (out / "thesis.txt").read_text() == "mine" and (out / "notes" / "n.txt").read_text() == "mine too"
+    assert (out / "plots" / "drawn-by-hand.png").read_bytes() == b"mine"
     rows = json.loads((out / "results.json").read_text())["tasks"][0]["scores"]
     assert {row["subset"] for row in rows} == {"en", "avg"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+    assert not [p for p in out.iterdir() if p.name.startswith(".polyembed-staging")]
 
 
 def test_task_options_are_checked(tmp_path: Path) -> None:

@@ -1,13 +1,9 @@
-"""Strict text readers and atomic writers shared by every dataset reader and report writer."""
+"""Strict text readers shared by every dataset reader (atomic writers live in `polyembed.outputs`)."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
-import io
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,9 +32,14 @@ def _decode_lines(path: Path, raw: bytes, encoding: str = "utf-8") -> list[str]:
 def read_bytes(path: str | Path) -> bytes:
     """Read a file, transparently un-gzipping `.gz`; a missing file is a DataError naming it."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(path, None, "is a folder, expected a file")
     if not path.is_file():
         raise DataError(path, None, "file not found")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise DataError(path, None, f"cannot read it ({err.strerror})") from None
     if path.suffix == ".gz":
         try:
             data = gzip.decompress(data)
@@ -103,19 +104,3 @@ def parse_float(path: str | Path, line: int, value: str, *, what: str = "score")
         return float(value)
     except (TypeError, ValueError) as err:
         raise DataError(path, line, f"cannot parse {what} {value!r} as a number") from err
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
-    """Write to a temp file in the same folder, then rename: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
-            yield handle
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

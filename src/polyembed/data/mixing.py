@@ -106,3 +106,15 @@ class BalancedBatchSampler(DefaultBatchSampler):
     def __len__(self) -> int:
         full, rest = divmod(self.epoch_rows, self.batch_size)
         return full if self.drop_last or not rest else full + 1
+
+
+def rows_in_steps(steps: int, source_sizes: Sequence[int], batch_size: int, drop_last: bool = False) -> int:
+    """Rows a `BalancedBatchSampler` deals in its first `steps` batches: full batches, except that each
+    epoch ends in one short batch when the balanced epoch does not divide evenly (kept unless drop_last).
+    Exact across a resume, since it depends only on the step count."""
+    epoch_rows = max(source_sizes) * len(source_sizes)
+    full, rest = divmod(epoch_rows, batch_size)
+    if drop_last or not rest:
+        return steps * batch_size
+    epochs, within = divmod(steps, full + 1)
+    return epochs * epoch_rows + within * batch_size

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from polyembed.eval.runner import EvaluationResult, run_tasks
 from polyembed.eval.suites import suite_tasks
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import load_model
+from polyembed.outputs import check_output_dir, publishing
 
 
 def resolve_tasks(
@@ -39,17 +37,6 @@ def check_datasets(tasks: Sequence[Task], data_root: Path) -> None:
             get_dataset(name).path(data_root)
 
 
-def _publish(staging: Path, out_dir: Path) -> None:
-    """Swap the staged report folder in: an earlier report in out_dir is replaced whole, never mixed."""
-    previous = None
-    if out_dir.exists():
-        previous = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-        os.replace(out_dir, previous / out_dir.name)
-    os.replace(staging, out_dir)
-    if previous is not None:
-        shutil.rmtree(previous, ignore_errors=True)
-
-
 def evaluate(
     model: str | SentenceEncoder,
     tasks: Sequence[str | Task] | None = None,
@@ -64,22 +51,22 @@ def evaluate(
 ) -> EvaluationResult:
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
 
-    Outputs are staged in a temporary folder and moved into `out_dir` only when every task succeeded,
-    so a failed run never leaves partial results behind. `task_kwargs` (e.g. {"languages": ["deu"]})
-    are passed to every task named in `tasks`.
+    Outputs are staged in a hidden folder and moved into `out_dir` only when every task succeeded, so a
+    failed run leaves nothing behind; only the files this report writes (and those an earlier polyembed
+    report wrote there) are replaced, other files in `out_dir` are left alone. `task_kwargs`
+    (e.g. {"languages": ["deu"]}) are passed to every task named in `tasks`.
     """
+    if batch_size < 1:
+        raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
     task_list = resolve_tasks(tasks, suite, **(task_kwargs or {}))  # a mistyped task name is reported first
     root = resolve_data_root(data_root)
     check_datasets(task_list, root)
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")  # before the model loads: an unwritable folder fails in a second
     encoder = load_model(model) if isinstance(model, str) else model
     if out_dir is None:
         return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
-    out_path = Path(out_dir).expanduser().resolve()
-    if out_path.exists() and not out_path.is_dir():
-        raise PolyembedError(f"--out {out_path} exists and is not a directory")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.partial-", dir=out_path.parent))
-    try:
+    with publishing(out_dir, "--out") as staging:
         result = run_tasks(
             encoder,
             task_list,
@@ -96,7 +83,4 @@ def evaluate(
                 figures.setdefault(task_name, []).extend(names)
         write_results_json(result, staging / "results.json")
         write_report_md(result, staging / "report.md", figures)
-        _publish(staging, out_path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return result

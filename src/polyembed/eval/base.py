@@ -73,7 +73,7 @@ class EmbeddingProvider(ABC):
         """Save a matplotlib figure atomically under the run's figure folder (None when figures are off)."""
         if self.figure_dir is None:
             return None
-        from polyembed.data.io import atomic_write
+        from polyembed.outputs import atomic_write
 
         path = self.figure_dir / f"{name}.png"
         with atomic_write(path, "wb") as handle:

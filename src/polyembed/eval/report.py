@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.io import atomic_write
 from polyembed.eval.base import Score
 from polyembed.eval.runner import EvaluationResult
+from polyembed.outputs import atomic_write
 
 
 def is_average(subset: str) -> bool:

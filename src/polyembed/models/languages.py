@@ -140,3 +140,13 @@ def is_known_language(code: str) -> bool:
     if _KNOWN is None:
         _KNOWN = _iso639_1_codes()
     return code in _KNOWN or code in _TO_ISO639_1
+
+
+def require_known_language(code: str, option: str = "language") -> str:
+    """The normalized code, or an error naming the option: a typo ('xx', 'germn') must not reach a model."""
+    from polyembed.data.errors import UnknownLanguageError
+
+    normalized = normalize_language(code)
+    if not normalized or not is_known_language(normalized):
+        raise UnknownLanguageError(f"{option}: unknown language code '{code}' (use an ISO 639-1 or 639-3 code)")
+    return normalized

@@ -117,6 +117,37 @@ def resolve_model_path(name_or_path: str) -> tuple[str, bool]:
     return name_or_path, offline
 
 
+def check_model_reference(name_or_path: str, option: str = "model") -> None:
+    """Fail in a second, before any work, for a model that cannot load here: a missing folder, a file, or
+    (offline) a Hugging Face id that is not in the local cache. Built-ins are not converted yet."""
+    if name_or_path in BUILTIN_MODELS:
+        return
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelNotAvailableError(f"{option}: {path} is a file; a model is a folder")
+        if not any((path / name).is_file() for name in ("modules.json", "config.json")):
+            raise ModelNotAvailableError(f"{option}: {path} has no modules.json or config.json: not a model folder")
+        return
+    if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1 or not name_or_path.strip():
+        raise ModelNotAvailableError(f"{option}: model folder {path} does not exist")
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        cached = try_to_load_from_cache(name_or_path, "config.json")
+    except HFValidationError:
+        raise ModelNotAvailableError(
+            f"{option}: '{name_or_path}' is neither a built-in ({', '.join(BUILTIN_MODELS)}), a folder, "
+            "nor a valid Hugging Face id"
+        ) from None
+    if _offline() and not isinstance(cached, str):
+        raise ModelNotAvailableError(
+            f"{option}: model '{name_or_path}' is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
+            f"is set; use a built-in ({', '.join(BUILTIN_MODELS)}) or a local folder"
+        )
+
+
 def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder:
     """Load a sentence encoder: 'minilm-en', 'me5-small', a local folder, or a Hugging Face id.
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from polyembed.data.errors import DataError
-from polyembed.data.io import atomic_write
+from polyembed.outputs import atomic_write
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

@@ -25,7 +25,7 @@ from typing import Any
 
 from polyembed.data.errors import PolyembedError
 from polyembed.data.io import read_text
-from polyembed.models.saving import save_model_atomically
+from polyembed.models.saving import check_model_output_dir, save_model_atomically
 
 REPORT_FILE = "polyembed_pruning.json"
 _SUPPORTED_MODELS = ("Unigram", "WordPiece", "WordLevel")
@@ -250,9 +250,7 @@ def prune_vocabulary(
     """
     import torch
 
-    output_dir = Path(output_dir)
-    if output_dir.exists() and any(output_dir.iterdir()) and not overwrite:
-        raise PruningError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
+    output_dir = check_model_output_dir(output_dir, overwrite, error=PruningError)
     model, source = _as_sentence_transformer(encoder_or_path)
     transformer, tokenizer, hf_model = transformer_parts(model, PruningError)
     spec = json.loads(tokenizer.backend_tokenizer.to_str())

@@ -45,6 +45,7 @@ import contextlib
 import copy
 import json
 import math
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,14 +54,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from polyembed.data.errors import PolyembedError
-from polyembed.models.saving import save_model_atomically
+from polyembed.models.saving import check_model_output_dir, save_model_atomically
 
 if TYPE_CHECKING:
     import torch
     from scipy import sparse
 
 REPORT_FILE = "polyembed_vocabulary_transfer.json"
-UNSEEN_RULES = ("random", "decompose")
+UnseenRule = Literal["random", "decompose"]
+UNSEEN_RULES: tuple[str, ...] = typing.get_args(UnseenRule)
 """How a new token without an auxiliary vector is initialised (see the module docstring, step 5)."""
 from polyembed.models.pruning import _CONFIG_TOKEN_IDS, _SPECIAL_ATTRS, transformer_parts  # noqa: E402 - shared surgery constants
 
@@ -785,9 +787,7 @@ def transfer_vocabulary(
     the new vocabulary and auxiliary space see the prefixes the model will encode. The new model needs
     continued training (MLM / distillation) to reach its full quality; FOCUS only makes a good start.
     """
-    output_dir = Path(output_dir)
-    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not overwrite:
-        raise VocabularyTransferError(f"{output_dir} exists and is not empty (pass overwrite=True to replace it)")
+    output_dir = check_model_output_dir(output_dir, overwrite, error=VocabularyTransferError)
     _check_unseen(unseen)
     st_model, source = _as_sentence_transformer(model)
     _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)

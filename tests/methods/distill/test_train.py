@@ -158,11 +158,15 @@ def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, P
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
     with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
         train_distill(config, origin=origin, show_progress=False)
+    assert not (tmp_path / "bad").exists()  # a failed start leaves no half-made run folder behind
     bad = (("freeze_layers", -1), ("dropout", 1.0), ("max_pairs_per_source", -5), ("vocabulary_unseen", "zero"))
     for key, value in bad:
-        config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", **{key: value}))
         with pytest.raises(PolyembedError, match=f"--{key.replace('_', '-')}"):
-            prepare_data(config, origin)  # before any model is loaded
+            build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", **{key: value}))
+        config = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad"))[0]
+        setattr(config, key, value)  # a config built in Python meets the same rules before any model loads
+        with pytest.raises(PolyembedError, match=key):
+            prepare_data(config)
 
 
 def test_projection_maps_other_dimension_and_beats_random(tiny: dict[str, Path]) -> None:

@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from transformers import TrainerCallback
 
-from polyembed.config import ConfigOrigin, dump_config
+from polyembed.config import ConfigOrigin, dump_config, validate_config
 from polyembed.data.errors import PolyembedError
-from polyembed.data.io import atomic_write
 from polyembed.data.parallel_sources import ParallelFileSpec, ParallelSource, load_parallel_sources, split_dev
 from polyembed.data.readers.sts import read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
@@ -35,8 +35,9 @@ from polyembed.data.root import data_root
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
 from polyembed.models.languages import normalize_language
+from polyembed.models.loading import check_model_reference
 from polyembed.models.saving import save_model_atomically
-from polyembed.models.vocabulary_transfer import UNSEEN_RULES
+from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 
 PROJECTION_FIT_SENTENCES = 10000  # held-out residual: 0.64 of the teacher's energy at 2k, 0.54 at 10k
 PROJECTION_FITS = ("least-squares", "orthogonal")
@@ -88,8 +89,9 @@ class DistillResult:
     best_checkpoint: str | None
     steps: int
     train_pairs_seen: int
-    """Pairs trained on by this process (a resumed run counts only the steps after the checkpoint)."""
+    """Pairs trained on in the whole run (a resumed run counts the steps before the checkpoint too)."""
     train_seconds: float
+    """Time in optimizer steps of this process (pairs_per_second uses its own pairs)."""
     pairs_per_second: float
     peak_memory_mb: float
     resumed_from: str | None = None
@@ -104,25 +106,7 @@ class DistillResult:
 def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> DistillData:
     """Read, validate and split all bitext before any model is loaded (errors name file and line)."""
     origin = origin or ConfigOrigin()
-    if config.best_metric not in BEST_METRICS:
-        raise origin.error("best_metric", f"'{config.best_metric}' is not one of {', '.join(BEST_METRICS)}")
-    choices = {
-        "projection": ("auto", "always", "never"),
-        "projection_fit": PROJECTION_FITS,
-        "vocabulary_unseen": UNSEEN_RULES,
-        "precision": ("auto", "bf16", "fp32"),
-    }
-    for key, allowed in choices.items():
-        if getattr(config, key) not in allowed:
-            raise origin.error(key, f"'{getattr(config, key)}' is not one of {', '.join(allowed)}")
-    if config.freeze_layers < 0:
-        raise origin.error("freeze_layers", f"{config.freeze_layers}: expected 0 or more layers")
-    if config.dropout is not None and not 0.0 <= config.dropout < 1.0:
-        raise origin.error("dropout", f"{config.dropout}: expected a probability in [0, 1)")
-    if config.max_pairs_per_source is not None and config.max_pairs_per_source < 0:
-        raise origin.error("max_pairs_per_source", f"{config.max_pairs_per_source}: expected 0 (no cap) or more pairs")
-    if config.student_vocabulary not in ("keep", "transfer"):
-        raise origin.error("student_vocabulary", f"'{config.student_vocabulary}' is not 'keep' or 'transfer'")
+    validate_config(config, origin)  # types, choices and ranges, for configs built in Python too
     if not config.languages and not config.parallel_files:
         raise origin.error("languages", "no languages and no parallel files: nothing to train on")
     try:
@@ -379,20 +363,50 @@ def peak_memory_mb() -> float:
 
 
 def _check_output_dir(config: DistillConfig, output_dir: Path, resume: bool, overwrite: bool) -> None:
+    """Before any model loads: a resumed run must have the same options (the error names those that
+    differ); a fresh run needs an empty folder, and --overwrite only ever deletes a polyembed run folder."""
+    check_output_dir(output_dir, "--output-dir")
     saved = output_dir / CONFIG_FILE
     if resume:
         if saved.is_file() and saved.read_text(encoding="utf-8") != dump_config(config):
+            try:
+                before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+            except yaml.YAMLError:
+                before = None
+            now = asdict(config)
+            if isinstance(before, dict):
+                keys = [key for key in now if before.get(key) != now[key]] + [key for key in before if key not in now]
+                differ = "; ".join(f"{key}: {before.get(key)!r} in the run, {now.get(key)!r} now" for key in keys)
+            else:
+                differ = "it cannot be read"
             raise PolyembedError(
-                f"cannot resume in {output_dir}: its {CONFIG_FILE} differs from this run's options "
-                "(resume with the same config, or pass --overwrite to start again)"
+                f"cannot resume in {output_dir}: its {CONFIG_FILE} differs from this run's options ({differ}); "
+                "resume with the same options, or pass --overwrite to start again"
             )
         return
-    if output_dir.exists() and any(output_dir.iterdir()):
+    if output_dir.is_dir() and any(output_dir.iterdir()):
         if not overwrite:
             raise PolyembedError(
                 f"{output_dir} is not empty: pass --resume to continue its run or --overwrite to start again"
             )
-        shutil.rmtree(output_dir)
+        if not saved.is_file():
+            raise PolyembedError(
+                f"{output_dir} holds files but is not a polyembed run folder (no {CONFIG_FILE}): "
+                "refusing to delete it with --overwrite; choose an empty or new --output-dir"
+            )
+
+
+def _remove_failed_start(output_dir: Path, created: list[Path], fresh: bool) -> None:
+    """After a failure before the first checkpoint: remove what this run wrote, so a corrected rerun is not
+    refused as 'not empty'. A folder with a checkpoint stays (--resume continues it)."""
+    if not fresh or _last_checkpoint(output_dir / CHECKPOINT_DIR) is not None:
+        return
+    if output_dir in created:
+        shutil.rmtree(output_dir, ignore_errors=True)
+    else:  # the user's (empty) folder stays; what this run put in it goes
+        for item in output_dir.iterdir():
+            shutil.rmtree(item, ignore_errors=True) if item.is_dir() else item.unlink(missing_ok=True)
+    remove_created_dirs(created)
 
 
 def train_distill(
@@ -408,18 +422,35 @@ def train_distill(
     `resume=True` continues from the last checkpoint in `output_dir` (same config required);
     `overwrite=True` deletes a previous run there first.
     """
-    import torch
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
-    from polyembed.data.mixing import BalancedBatchSampler
 
     config = config or DistillConfig()
     output_dir = Path(config.output_dir).expanduser().resolve()
     data = prepare_data(config, origin)  # all input errors surface here, before models are loaded
     _check_output_dir(config, output_dir, resume, overwrite)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_write(output_dir / CONFIG_FILE) as handle:
-        handle.write(dump_config(config))
+    for key in ("teacher", "student"):
+        if getattr(config, key) != "teacher":
+            check_model_reference(getattr(config, key), (origin or ConfigOrigin()).where(key))
+    if overwrite and not resume and (output_dir / CONFIG_FILE).is_file():
+        shutil.rmtree(output_dir)
+    fresh = not (output_dir.is_dir() and any(output_dir.iterdir()))
+    created = make_dirs(output_dir)
+    try:
+        with atomic_write(output_dir / CONFIG_FILE) as handle:
+            handle.write(dump_config(config))
+        return _train(config, data, output_dir, resume, show_progress)
+    except BaseException:
+        _remove_failed_start(output_dir, created, fresh)
+        raise
+
+
+def _train(config: DistillConfig, data: DistillData, output_dir: Path, resume: bool, show_progress: bool):
+    """Everything after the checks: teacher targets, student, trainer, best model and training.json."""
+    import torch
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
+
     if show_progress:
         total = sum(len(s) for s in data.train)
         print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
@@ -488,7 +519,9 @@ def train_distill(
         if any(k.startswith("eval_dev") for k in entry)
     ]
     best = _best_entry(history, BEST_METRICS[config.best_metric])
-    pairs_seen = timer.steps * config.batch_size
+    pairs_this_process = rows_in_steps(state.global_step, sizes, config.batch_size) - rows_in_steps(
+        state.global_step - timer.steps, sizes, config.batch_size
+    )
     result = DistillResult(
         output_dir=str(output_dir),
         model_dir=str(model_dir),
@@ -497,9 +530,9 @@ def train_distill(
         best=best,
         best_checkpoint=state.best_model_checkpoint,
         steps=state.global_step,
-        train_pairs_seen=pairs_seen,
+        train_pairs_seen=rows_in_steps(state.global_step, sizes, config.batch_size),
         train_seconds=round(timer.seconds, 2),
-        pairs_per_second=round(pairs_seen / timer.seconds, 2) if timer.seconds else 0.0,
+        pairs_per_second=round(pairs_this_process / timer.seconds, 2) if timer.seconds else 0.0,
         peak_memory_mb=round(peak_memory_mb(), 1),
         resumed_from=str(last) if last else None,
         vocabulary_transfer=transfer_report,

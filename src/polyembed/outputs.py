@@ -1,0 +1,196 @@
+"""Writing outputs safely: check paths before work starts, write atomically, never delete a user's files.
+
+Three rules every command follows:
+- `check_output_dir` / `check_output_file` run before any model loads, so an unwritable path (read-only
+  filesystem, a path below a file, a folder where a file is expected) is a one-line error, not a traceback
+  after minutes of work.
+- `atomic_write` writes a temp file beside the target and renames it over: readers never see half a file.
+  Files get the usual permissions (0666 less the umask), not the temp file's 0600.
+- `publishing` stages a report in a hidden folder inside the output folder and then moves in only the files
+  it wrote, replacing files of the same name and the files an earlier polyembed report listed in its
+  manifest. Anything else in the folder (a user's notes, a training run) is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from polyembed.data.errors import PolyembedError
+
+MANIFEST_FILE = ".polyembed-outputs.json"
+"""Files polyembed wrote into a report folder: only these are replaced or removed by the next report."""
+STAGING_PREFIX = ".polyembed-staging-"
+
+
+def default_mode(directory: bool = False) -> int:
+    """Permissions a plain `open()` / `mkdir()` would give: 0666 / 0777 less the process umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor or ".")
+
+
+def _check_can_create_in(folder: Path, option: str, target: Path) -> None:
+    """A real probe (create and remove a temp file): permission bits say nothing on a read-only mount,
+    and root passes every `os.access` check."""
+    if not folder.is_dir():
+        raise PolyembedError(f"{option} {target}: cannot create it below {folder}, which is a file")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".polyembed-probe-", dir=folder)
+    except OSError as err:
+        raise PolyembedError(f"{option} {target}: cannot write in {folder} ({err.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_dir(path: str | Path, option: str = "output folder") -> Path:
+    """The absolute folder `path` if polyembed can create it or write in it; a clear error otherwise.
+
+    Nothing is created: the nearest existing folder on the way is probed instead."""
+    target = Path(path).expanduser().absolute()
+    if target.exists() and not target.is_dir():
+        raise PolyembedError(f"{option} {target}: exists and is a file, not a folder")
+    _check_can_create_in(_existing_ancestor(target), option, target)
+    return target
+
+
+def check_output_file(path: str | Path, option: str = "output file") -> Path:
+    """The absolute file `path` if it can be written (atomically, beside itself); a clear error otherwise."""
+    target = Path(path).expanduser().absolute()
+    if target.is_dir():
+        raise PolyembedError(f"{option} {target}: is a folder; give a file name")
+    if target.name in ("", ".", ".."):
+        raise PolyembedError(f"{option} {target}: not a file name")
+    _check_can_create_in(_existing_ancestor(target.parent), option, target)
+    return target
+
+
+def make_dirs(path: Path) -> list[Path]:
+    """`mkdir -p` that returns the folders it created (outermost first), so a failed run can remove them."""
+    created = [p for p in (path, *path.parents) if not p.exists()][::-1]
+    path.mkdir(parents=True, exist_ok=True)
+    return created
+
+
+def remove_created_dirs(created: list[Path]) -> None:
+    """Remove folders `make_dirs` created, innermost first, as long as they are empty."""
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
+    """Write to a temp file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            yield handle
+        os.chmod(tmp, default_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def make_temp_dir(parent: Path, prefix: str) -> Path:
+    """A fresh folder in `parent` with the usual permissions (mkdtemp alone gives 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    os.chmod(folder, default_mode(directory=True))
+    return folder
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_staging(out_dir: Path) -> list[Path]:
+    """Remove staging folders left in `out_dir` by interrupted runs (their process is gone)."""
+    removed = []
+    if not out_dir.is_dir():
+        return removed
+    for folder in out_dir.glob(f"{STAGING_PREFIX}*"):
+        pid_text = folder.name.removeprefix(STAGING_PREFIX).split("-", 1)[0]
+        if folder.is_dir() and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _read_manifest(out_dir: Path) -> list[str]:
+    try:
+        names = json.loads((out_dir / MANIFEST_FILE).read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [name for name in names if isinstance(name, str)]
+
+
+def _publish(staging: Path, out_dir: Path) -> list[str]:
+    """Move every file of `staging` to the same place in `out_dir` (each rename atomic), then remove the
+    files the previous manifest lists that this report did not write, then write the new manifest."""
+    written = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
+    for name in written:  # check every target before the first move: no half-published report
+        for blocker in (out_dir / name, *(out_dir / name).parents):
+            if blocker == out_dir:
+                break
+            if blocker.exists() and (blocker.is_dir() if blocker == out_dir / name else not blocker.is_dir()):
+                raise PolyembedError(f"cannot write {out_dir / name}: {blocker} is in the way")
+    # results.json last: its arrival marks a finished report for anyone watching the folder.
+    for name in sorted(written, key=lambda n: n == "results.json"):
+        (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, out_dir / name)
+    for name in set(_read_manifest(out_dir)) - set(written):
+        stale = (out_dir / name).resolve()
+        if stale.is_file() and out_dir.resolve() in stale.parents:
+            stale.unlink()
+            with contextlib.suppress(OSError):  # a plots/ folder the old report alone used
+                if stale.parent != out_dir.resolve():
+                    stale.parent.rmdir()
+    with atomic_write(out_dir / MANIFEST_FILE) as handle:
+        handle.write(json.dumps({"files": written}, indent=1) + "\n")
+    return written
+
+
+@contextlib.contextmanager
+def publishing(out_dir: str | Path, option: str = "--out") -> Iterator[Path]:
+    """Yield a staging folder; when the block succeeds, its files are published into `out_dir`.
+
+    Only files this report writes, and files an earlier polyembed report wrote (its manifest), are
+    replaced or removed; other files in `out_dir` stay. When the block fails, the staging folder and any
+    folder created for it are removed: nothing is left behind. Staging folders of interrupted runs are
+    cleaned up first.
+    """
+    out = check_output_dir(out_dir, option)
+    created = make_dirs(out)
+    remove_stale_staging(out)
+    staging = make_temp_dir(out, f"{STAGING_PREFIX}{os.getpid()}-")
+    try:
+        yield staging
+        _publish(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        remove_created_dirs(created)
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
