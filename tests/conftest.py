@@ -68,3 +68,31 @@ def minilm():
     from polyembed.models import load_model
 
     return load_model("minilm-en")
+
+
+@pytest.fixture(scope="session")
+def unwritable_dir(tmp_path_factory: pytest.TempPathFactory):
+    """A folder nobody can write in, root included: a read-only tmpfs mount where mounting is allowed,
+    else /sys (permission denied even for root); skipped where neither is unwritable."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("read-only")
+    mounted = shutil.which("mount") is not None and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro", "tmpfs", str(folder)], capture_output=True
+    ).returncode == 0
+    candidates = [folder] if mounted else [Path("/sys")]
+    try:
+        for candidate in candidates:
+            try:
+                fd, probe = tempfile.mkstemp(dir=candidate)
+            except OSError:
+                yield candidate
+                return
+            os.close(fd)
+            os.unlink(probe)
+        pytest.skip("no unwritable folder on this machine")
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], capture_output=True)

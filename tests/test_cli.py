@@ -101,3 +101,47 @@ def test_task_options_reach_the_task(tmp_path: Path, shared_data: Path) -> None:
     assert result.exit_code == 2 and "xxx" in result.output
     result = runner.invoke(app, ["eval", "--tasks", "tatoeba", "--task-arg", "novalue", "--out", str(out)])
     assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_eval_into_a_folder_with_unrelated_files_leaves_them_untouched(tmp_path: Path, shared_data: Path) -> None:
+    """`polyembed eval -m minilm-en --tasks sts17 --out DIR`: DIR's own files and folders survive, twice over."""
+    import json
+
+    out = tmp_path / "thesis"
+    (out / "notes").mkdir(parents=True)
+    (out / "thesis.txt").write_text("three years of work\n")
+    (out / "notes" / "ideas.md").write_text("- more data\n")
+    for _ in range(2):  # a second run replaces its own report, still nothing else
+        result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    assert (out / "thesis.txt").read_text() == "three years of work\n"
+    assert (out / "notes" / "ideas.md").read_text() == "- more data\n"
+    scores = json.loads((out / "results.json").read_text())["tasks"][0]["scores"]
+    en = [row["value"] for row in scores if row["subset"] == "en-en" and row["metric"] == "spearman"]
+    assert abs(en[0] - 87.59) < 0.1  # the reference point measured with plain sentence-transformers
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "notes", "plots", "report.md", "results.json", "thesis.txt"
+    ]
+    assert (out / "results.json").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def test_eval_into_the_working_folder_keeps_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "news.en").write_text("The cat sleeps.\nIt is raining today.\n", encoding="utf-8")
+    (corpus / "news.de").write_text("Die Katze schläft.\nHeute regnet es.\n", encoding="utf-8")
+    (tmp_path / "thesis.txt").write_text("mine")
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "parallel-retrieval", "--task-arg",
+                                 f"directory={corpus}", "--out", ".", "--no-plots"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "thesis.txt").read_text() == "mine" and (corpus / "news.de").exists()
+    assert (tmp_path / "results.json").is_file()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -8,7 +8,6 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -16,24 +15,24 @@ from polyembed.data.errors import PolyembedError
 
 
 class CleanErrorsGroup(TyperGroup):
-    """The root command group: click's usage errors (unknown option, a flag value of the wrong type or out
-    of range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
+    """The root command group: usage errors (unknown option, a flag value of the wrong type or out of
+    range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
-        except click.exceptions.NoArgsIsHelpError as err:
-            err.show()
-            sys.exit(err.exit_code)
-        except click.ClickException as err:
+        except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
+            if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
+                typer.echo(err.format_message(), err=True)
+                sys.exit(0)
             typer.secho(f"error: {err.format_message()}", fg=typer.colors.RED, err=True)
             context = getattr(err, "ctx", None)
             if context is not None:
                 typer.echo(f"(see '{context.command_path} --help')", err=True)
             sys.exit(err.exit_code)
-        except click.exceptions.Abort:
+        except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)

@@ -47,7 +47,10 @@ def option(
 def describe_range(bounds: dict[str, float]) -> str:
     """'>= 1', '> 0 and < 1', ...: the allowed range as users read it."""
     symbols = {"minimum": ">=", "above": ">", "maximum": "<=", "below": "<"}
-    return " and ".join(f"{symbols[key]} {bounds[key]:g}" for key in symbols if key in bounds)
+    def shown(value: float) -> str:
+        return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+    return " and ".join(f"{symbols[key]} {shown(bounds[key])}" for key in symbols if key in bounds)
 
 
 def _in_range(value: float, bounds: dict[str, float]) -> bool:

@@ -14,6 +14,7 @@ Three rules every command follows:
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import json
 import os
@@ -127,13 +128,14 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_staging(out_dir: Path) -> list[Path]:
-    """Remove staging folders left in `out_dir` by interrupted runs (their process is gone)."""
+    """Remove staging folders left in `out_dir` by interrupted runs (their process is gone), and the
+    `.NAME.partial-*` folders that reports before 2026-11-22 staged beside `out_dir`."""
     removed = []
-    if not out_dir.is_dir():
-        return removed
-    for folder in out_dir.glob(f"{STAGING_PREFIX}*"):
+    legacy = list(out_dir.parent.glob(f".{glob.escape(out_dir.name)}.partial-*")) if out_dir.name else []
+    for folder in [*legacy, *(out_dir.glob(f"{STAGING_PREFIX}*") if out_dir.is_dir() else [])]:
         pid_text = folder.name.removeprefix(STAGING_PREFIX).split("-", 1)[0]
-        if folder.is_dir() and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+        alive = folder.name.startswith(STAGING_PREFIX) and (not pid_text.isdigit() or _pid_alive(int(pid_text)))
+        if folder.is_dir() and not alive:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from polyembed.data.mixing import BalancedBatchSampler, balanced_order
+from polyembed.data.mixing import BalancedBatchSampler, balanced_order, rows_in_steps
 
 
 class Rows:
@@ -115,6 +115,20 @@ def test_sampler_len_matches_iteration(drop_last: bool, with_lengths: bool) -> N
     assert len(produced) == len(batch_sampler) == (4 if drop_last else 5)
     assert sum(len(b) for b in produced) == (24 if drop_last else 27)
     assert all(len(b) == 6 for b in produced[:4])
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize(("sizes", "batch_size"), [([4, 9, 6], 6), ([70], 8), ([5, 5], 5)])
+def test_rows_in_steps_counts_what_the_sampler_deals_over_epochs(
+    sizes: list[int], batch_size: int, drop_last: bool
+) -> None:
+    batch_sampler = sampler(sizes, batch_size, drop_last)
+    dealt = [0]
+    for epoch in range(3):
+        batch_sampler.set_epoch(epoch)
+        for batch in batch_sampler:
+            dealt.append(dealt[-1] + len(batch))
+    assert [rows_in_steps(step, sizes, batch_size, drop_last) for step in range(len(dealt))] == dealt
 
 
 def test_sampler_rejects_sizes_not_matching_dataset() -> None:

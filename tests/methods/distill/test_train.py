@@ -261,6 +261,9 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tiny: dict[str, Path], tm
     b = json.loads((tmp_path / "killed" / "training.json").read_text())
     assert b["resumed_from"] and a["resumed_from"] is None
     assert a["steps"] == b["steps"] == 60
+    # The whole run, the steps before the kill included: 70 training pairs a balanced epoch = 8 batches of 8
+    # and one of 6, so 60 steps = 6 epochs (420 pairs) + 6 batches of 8 (48).
+    assert a["train_pairs_seen"] == b["train_pairs_seen"] == 468
     last_a, last_b = a["history"][-1], b["history"][-1]
     for key in ("eval_dev_negative_mse", "eval_dev_mean_accuracy"):
         assert abs(last_a[key] - last_b[key]) < 1e-4, (key, last_a[key], last_b[key])

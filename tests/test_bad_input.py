@@ -1,0 +1,243 @@
+"""Every CLI command against a table of bad paths and values: exit code 2, exactly one `error:` line, no
+traceback, and nothing written anywhere (the working folder is the test folder, so default outputs such as
+runs/ or results/ would show up too). Commands that join the CLI (mine, serve, align, new methods) add rows.
+
+Each row is (id, command line, text the error line must contain). `{tmp}` in the command line is the
+test folder, laid out by `workspace`; `{ro}` is a folder nobody can write in.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from polyembed.cli import app
+from polyembed.config import dump_config
+from polyembed.methods.distill.config import DistillConfig
+
+BITEXT = "".join(f"sentence number {i}\tSatz Nummer {i}\n" for i in range(30))
+DISTILL = ["train", "distill", "--config", "{tmp}/base.yaml"]
+
+CASES: list[tuple[str, list[str], str]] = [
+    # ---- eval
+    ("eval-out-is-a-file", ["eval", "--tasks", "sts17", "--out", "{tmp}/afile"], "exists and is a file"),
+    ("eval-out-below-a-file", ["eval", "--tasks", "sts17", "--out", "{tmp}/afile/report"], "which is a file"),
+    ("eval-out-read-only", ["eval", "--tasks", "sts17", "--out", "{ro}/report"], "cannot write in"),
+    ("eval-batch-size-0", ["eval", "--tasks", "sts17", "--batch-size", "0", "--out", "{tmp}/r"], "--batch-size"),
+    ("eval-batch-size-negative", ["eval", "--tasks", "sts17", "--batch-size", "-3", "--out", "{tmp}/r"],
+     "'--batch-size': Input should be greater than or equal to 1"),
+    ("eval-batch-size-text", ["eval", "--tasks", "sts17", "--batch-size", "many", "--out", "{tmp}/r"],
+     "'--batch-size': Input should be a valid integer"),
+    ("eval-unknown-task", ["eval", "--tasks", "nope", "--out", "{tmp}/r"], "unknown task 'nope'"),
+    ("eval-unknown-suite", ["eval", "--suite", "nope", "--out", "{tmp}/r"], "unknown suite 'nope'"),
+    ("eval-data-root-missing", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/nowhere", "--out", "{tmp}/r"],
+     "not a directory"),
+    ("eval-data-root-is-a-file", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/afile", "--out", "{tmp}/r"],
+     "not a directory"),
+    ("eval-dataset-missing", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/emptyroot", "--out", "{tmp}/r"],
+     "sts2017"),
+    ("eval-unknown-language", ["eval", "--tasks", "tatoeba", "--languages", "xxx", "--out", "{tmp}/r"], "xxx"),
+    ("eval-task-arg-without-value", ["eval", "--tasks", "tatoeba", "--task-arg", "novalue", "--out", "{tmp}/r"],
+     "KEY=VALUE"),
+    ("eval-task-arg-unknown", ["eval", "--tasks", "tatoeba", "--task-arg", "foo=1", "--out", "{tmp}/r"], "foo"),
+    ("eval-model-folder-missing", ["eval", "-m", "{tmp}/no-model", "--tasks", "sts17", "--out", "{tmp}/r"],
+     "does not exist"),
+    ("eval-model-is-a-file", ["eval", "-m", "{tmp}/afile", "--tasks", "sts17", "--out", "{tmp}/r"], "is a file"),
+    ("eval-unknown-flag", ["eval", "--bogus"], "--bogus"),
+    # ---- encode
+    ("encode-output-is-a-folder", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afolder"], "is a folder"),
+    ("encode-output-below-a-file", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afile/v.npy"], "which is a file"),
+    ("encode-output-read-only", ["encode", "{tmp}/good.txt", "-o", "{ro}/v.npy"], "cannot write in"),
+    ("encode-batch-size-0", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--batch-size", "0"], "--batch-size"),
+    ("encode-unknown-language", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--language", "xx"],
+     "unknown language code 'xx'"),
+    ("encode-empty-file", ["encode", "{tmp}/empty.txt", "-o", "{tmp}/v.npy"], "empty"),
+    ("encode-input-missing", ["encode", "{tmp}/missing.txt", "-o", "{tmp}/v.npy"], "missing.txt: file not found"),
+    ("encode-input-is-a-folder", ["encode", "{tmp}/afolder", "-o", "{tmp}/v.npy"], "is a folder"),
+    ("encode-input-not-utf8", ["encode", "{tmp}/latin1.txt", "-o", "{tmp}/v.npy"], "latin1.txt:2: not valid UTF-8"),
+    ("encode-input-blank-line", ["encode", "{tmp}/blank-line.txt", "-o", "{tmp}/v.npy"], "blank-line.txt:2"),
+    ("encode-model-missing", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "-m", "{tmp}/no-model"],
+     "does not exist"),
+    ("encode-output-missing", ["encode", "{tmp}/good.txt"], "--output"),
+    # ---- models
+    ("prune-out-not-empty", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/afolder"], "not empty"),
+    ("prune-overwrite-refuses-non-model", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/afolder",
+                                           "--overwrite"], "no model"),
+    ("prune-out-is-a-file", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/afile"], "exists and is a file"),
+    ("prune-out-below-a-file", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/afile/m"], "which is a file"),
+    ("prune-out-read-only", ["models", "prune", "{tmp}/good.txt", "-o", "{ro}/m"], "cannot write in"),
+    ("prune-corpus-missing", ["models", "prune", "{tmp}/missing.txt", "-o", "{tmp}/m"], "file not found"),
+    ("prune-corpus-empty", ["models", "prune", "{tmp}/empty.txt", "-o", "{tmp}/m"], "no text"),
+    ("prune-corpus-not-utf8", ["models", "prune", "{tmp}/latin1.txt", "-o", "{tmp}/m"], "latin1.txt:2"),
+    ("prune-model-missing", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/m", "-m", "{tmp}/no-model"],
+     "does not exist"),
+    ("prepare-unknown-model", ["models", "prepare", "nope"], "unknown built-in model 'nope'"),
+    # ---- data
+    ("data-list-root-missing", ["data", "list", "--data-root", "{tmp}/nowhere"], "not a directory"),
+    ("data-list-root-is-a-file", ["data", "list", "--data-root", "{tmp}/afile"], "not a directory"),
+    # ---- train distill: numbers (flags)
+    ("distill-max-steps-negative", [*DISTILL, "--max-steps", "-5"], "--max-steps: -5 is out of range"),
+    ("distill-max-steps-0", [*DISTILL, "--max-steps", "0"], "--max-steps: 0 is out of range"),
+    ("distill-epochs-negative", [*DISTILL, "--epochs", "-1"], "--epochs: -1.0 is out of range"),
+    ("distill-epochs-0", [*DISTILL, "--epochs", "0"], "--epochs: 0.0 is out of range"),
+    ("distill-batch-size-0", [*DISTILL, "--batch-size", "0"], "--batch-size: 0 is out of range"),
+    ("distill-learning-rate-negative", [*DISTILL, "--learning-rate", "-1"], "--learning-rate: -1.0 is out of range"),
+    ("distill-eval-steps-negative", [*DISTILL, "--eval-steps", "-3"], "--eval-steps: -3 is out of range"),
+    ("distill-warmup-ratio-1", [*DISTILL, "--warmup-ratio", "1"], "--warmup-ratio: 1.0 is out of range"),
+    ("distill-weight-decay-negative", [*DISTILL, "--weight-decay", "-0.1"], "--weight-decay"),
+    ("distill-dropout-1.5", [*DISTILL, "--dropout", "1.5"], "--dropout: 1.5 is out of range"),
+    ("distill-seed-negative", [*DISTILL, "--seed", "-1"], "--seed: -1 is out of range"),
+    ("distill-save-total-limit-0", [*DISTILL, "--save-total-limit", "0"], "--save-total-limit"),
+    ("distill-teacher-batch-size-0", [*DISTILL, "--teacher-batch-size", "0"], "--teacher-batch-size"),
+    ("distill-max-seq-length-0", [*DISTILL, "--max-seq-length", "0"], "--max-seq-length"),
+    ("distill-dev-pairs-0", [*DISTILL, "--dev-pairs-per-source", "0"], "--dev-pairs-per-source"),
+    ("distill-max-pairs-negative", [*DISTILL, "--max-pairs-per-source", "-5"], "--max-pairs-per-source"),
+    ("distill-freeze-layers-negative", [*DISTILL, "--freeze-layers", "-1"], "--freeze-layers"),
+    ("distill-vocabulary-size-0", [*DISTILL, "--vocabulary-size", "0"], "--vocabulary-size"),
+    ("distill-learning-rate-nan", [*DISTILL, "--learning-rate", "nan"], "--learning-rate: nan is out of range"),
+    ("distill-steps-text", [*DISTILL, "--max-steps", "ten"], "'--max-steps': Input should be a valid integer"),
+    # ---- train distill: choices and codes
+    ("distill-precision-unknown", [*DISTILL, "--precision", "fp16"], "--precision: expected one of auto, bf16"),
+    ("distill-best-metric-unknown", [*DISTILL, "--best-metric", "loss"], "--best-metric: expected one of"),
+    ("distill-projection-unknown", [*DISTILL, "--projection", "sometimes"], "--projection: expected one of"),
+    ("distill-vocabulary-unknown", [*DISTILL, "--student-vocabulary", "new"], "--student-vocabulary"),
+    ("distill-unseen-unknown", [*DISTILL, "--vocabulary-unseen", "zero"], "--vocabulary-unseen"),
+    ("distill-made-up-language", [*DISTILL, "--languages", "xq1", "--parallel-files", "xq1={tmp}/pairs.tsv"],
+     "xq1"),
+    ("distill-unknown-dataset", [*DISTILL, "--datasets", "nope"], "nope"),
+    # ---- train distill: bitext
+    ("distill-bitext-is-a-folder", [*DISTILL, "--parallel-files", "de={tmp}/afolder"], "afolder: is a folder"),
+    ("distill-bitext-missing", [*DISTILL, "--parallel-files", "de={tmp}/missing.tsv"], "missing.tsv: file not found"),
+    ("distill-bitext-spec-without-files", [*DISTILL, "--parallel-files", "de"], "expected LANG=FILE.tsv"),
+    ("distill-bitext-unequal-lines", [*DISTILL, "--parallel-files", "de={tmp}/three.en,{tmp}/two.de"],
+     "three.en:3"),
+    ("distill-bitext-empty-side", [*DISTILL, "--parallel-files", "de={tmp}/empty-side.tsv"], "empty-side.tsv:2"),
+    ("distill-bitext-not-utf8", [*DISTILL, "--parallel-files", "de={tmp}/latin1.txt,{tmp}/good.txt"],
+     "latin1.txt:2"),
+    # ---- train distill: config files
+    ("distill-config-not-utf8", ["train", "distill", "--config", "{tmp}/latin1.yaml"], "latin1.yaml:2"),
+    ("distill-config-control-character", ["train", "distill", "--config", "{tmp}/control.yaml"],
+     "control.yaml:2: invalid YAML"),
+    ("distill-config-invalid-yaml", ["train", "distill", "--config", "{tmp}/broken.yaml"], "broken.yaml:2"),
+    ("distill-config-missing", ["train", "distill", "--config", "{tmp}/missing.yaml"], "missing.yaml: file not found"),
+    ("distill-config-is-a-folder", ["train", "distill", "--config", "{tmp}/afolder"], "is a folder"),
+    ("distill-config-unknown-key", ["train", "distill", "--config", "{tmp}/unknown-key.yaml"],
+     "unknown-key.yaml:2: batchsize: unknown option"),
+    ("distill-config-out-of-range", ["train", "distill", "--config", "{tmp}/negative-steps.yaml"],
+     "negative-steps.yaml:3: max_steps: -5 is out of range"),
+    ("distill-config-wrong-type", ["train", "distill", "--config", "{tmp}/wrong-type.yaml"],
+     "wrong-type.yaml:2: epochs: expected float"),
+    ("distill-config-not-a-mapping", ["train", "distill", "--config", "{tmp}/list.yaml"], "must be a mapping"),
+    ("distill-config-bad-date", ["train", "distill", "--config", "{tmp}/bad-date.yaml"], "invalid YAML"),
+    # ---- train distill: output folder and models
+    ("distill-output-is-a-file", [*DISTILL, "--output-dir", "{tmp}/afile"], "exists and is a file"),
+    ("distill-output-below-a-file", [*DISTILL, "--output-dir", "{tmp}/afile/run"], "which is a file"),
+    ("distill-output-read-only", [*DISTILL, "--output-dir", "{ro}/run"], "cannot write in"),
+    ("distill-output-not-empty", [*DISTILL, "--output-dir", "{tmp}/afolder"], "not empty"),
+    ("distill-overwrite-refuses-non-run", [*DISTILL, "--output-dir", "{tmp}/afolder", "--overwrite"],
+     "not a polyembed run folder"),
+    ("distill-resume-other-options", [*DISTILL, "--output-dir", "{tmp}/old-run", "--resume", "--max-steps", "7"],
+     "max_steps: 3 in the run, 7 now"),
+    ("distill-teacher-missing", [*DISTILL, "--teacher", "{tmp}/no-model"], "does not exist"),
+    ("distill-teacher-is-a-file", [*DISTILL, "--teacher", "{tmp}/afile"], "is a file"),
+    ("distill-teacher-not-a-model", [*DISTILL, "--teacher", "{tmp}/afolder"], "not a model folder"),
+    ("distill-student-not-cached", [*DISTILL, "--student", "someone/not-cached-model"], "not in the local"),
+    ("distill-student-invalid-id", [*DISTILL, "--student", "bad id!!"], "valid Hugging Face id"),
+    ("distill-unknown-flag", [*DISTILL, "--bogus", "1"], "--bogus"),
+    # ---- demo
+    ("demo-out-is-a-file", ["demo", "--out", "{tmp}/afile"], "exists and is a file"),
+    ("demo-out-read-only", ["demo", "--out", "{ro}/demo"], "cannot write in"),
+    ("demo-config-invalid", ["demo", "--config", "{tmp}/broken.yaml", "--out", "{tmp}/d"], "broken.yaml:2"),
+    ("demo-data-root-missing", ["demo", "--data-root", "{tmp}/nowhere", "--out", "{tmp}/d"], "not a directory"),
+    # ---- no command / unknown command
+    ("unknown-command", ["frobnicate"], "frobnicate"),
+]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: Path) -> dict[str, str]:
+    """The files the table refers to; the working folder is `tmp_path` so default outputs land there."""
+    (tmp_path / "afile").write_text("I am a file\n")
+    (tmp_path / "afolder").mkdir()
+    (tmp_path / "afolder" / "thesis.txt").write_text("not a model, not a run\n")
+    (tmp_path / "emptyroot").mkdir()
+    (tmp_path / "good.txt").write_text("Hello world.\nDas ist ein Haus.\n", encoding="utf-8")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    (tmp_path / "latin1.txt").write_bytes(b"fine\ncaf\xe9\n")
+    (tmp_path / "blank-line.txt").write_text("one\n\nthree\n")
+    (tmp_path / "pairs.tsv").write_text(BITEXT, encoding="utf-8")
+    (tmp_path / "empty-side.tsv").write_text("hello\thallo\nworld\t \n", encoding="utf-8")
+    (tmp_path / "three.en").write_text("one\ntwo\nthree\n")
+    (tmp_path / "two.de").write_text("eins\nzwei\n")
+    base = {"languages": ["de"], "datasets": [], "parallel_files": [f"de={tmp_path}/pairs.tsv"],
+            "output_dir": str(tmp_path / "runs" / "new"), "max_steps": 3}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
+    (tmp_path / "old-run").mkdir()
+    (tmp_path / "old-run" / "config.yaml").write_text(
+        dump_config(DistillConfig(**{**base, "output_dir": str(tmp_path / "old-run")})), encoding="utf-8"
+    )
+    (tmp_path / "latin1.yaml").write_bytes(b"seed: 1\nlanguages: [d\xe9]\n")
+    (tmp_path / "control.yaml").write_bytes(b"seed: 1\nlanguages: [de\x01]\n")
+    (tmp_path / "broken.yaml").write_text("seed: 1\n  batch_size: 3\n")
+    (tmp_path / "unknown-key.yaml").write_text("seed: 1\nbatchsize: 3\n")
+    (tmp_path / "negative-steps.yaml").write_text("seed: 1\nlanguages: [de]\nmax_steps: -5\n")
+    (tmp_path / "wrong-type.yaml").write_text("seed: 1\nepochs: many\n")
+    (tmp_path / "list.yaml").write_text("- de\n- fr\n")
+    (tmp_path / "bad-date.yaml").write_text("seed: 1\nwhen: 2024-02-30\n")
+    monkeypatch.chdir(tmp_path)
+    return {"tmp": str(tmp_path), "ro": str(unwritable_dir)}
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int] | None]:
+    return {
+        p.relative_to(root).as_posix(): ((p.stat().st_size, p.stat().st_mtime_ns) if p.is_file() else None)
+        for p in root.rglob("*")
+    }
+
+
+@pytest.mark.parametrize(("args", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_bad_input_is_one_clean_error_and_writes_nothing(
+    workspace: dict[str, str], args: list[str], expected: str
+) -> None:
+    root = Path(workspace["tmp"])
+    before = _snapshot(root)
+    argv = [arg.format(**workspace) for arg in args]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, (argv, result.output, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception  # any other exception is a traceback
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert expected.format(**workspace) in errors[0], errors[0]
+    assert _snapshot(root) == before, "bad input must leave the folder exactly as it was"
+
+
+def test_the_table_covers_every_command() -> None:
+    covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
+               for case in CASES}
+    assert {"eval", "encode", "models prune", "models prepare", "data list", "train distill", "demo"} <= covered
+    assert len(CASES) >= 90
+
+
+def test_data_list_still_shows_the_registry_for_a_missing_root(workspace: dict[str, str]) -> None:
+    result = CliRunner().invoke(app, ["data", "list", "--data-root", f"{workspace['tmp']}/nowhere"])
+    assert result.exit_code == 2 and "sts2017" in result.stdout and "MISSING" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["train", "distill", "--max-steps", "-5"], ["encode", "{tmp}/empty.txt", "-o",
+                                                                               "{tmp}/v.npy"]])
+def test_the_installed_command_prints_one_error_line(workspace: dict[str, str], argv: list[str]) -> None:
+    """The real entry point (`python -m polyembed`), not the test runner: stderr is one line, exit code 2."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "polyembed", *[a.format(**workspace) for a in argv]],
+        capture_output=True, text=True, env=env, timeout=120, cwd=workspace["tmp"],
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1, result.stderr

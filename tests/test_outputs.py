@@ -1,0 +1,138 @@
+"""Output safety: path checks before work, atomic writes with normal permissions, and report publishing
+that replaces only polyembed's own files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from polyembed.data.errors import PolyembedError
+from polyembed.outputs import (
+    MANIFEST_FILE,
+    STAGING_PREFIX,
+    atomic_write,
+    check_output_dir,
+    check_output_file,
+    default_mode,
+    publishing,
+)
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+def test_atomic_write_leaves_nothing_on_failure_and_uses_normal_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "result.json"
+    with pytest.raises(RuntimeError), atomic_write(target) as handle:
+        handle.write("half")
+        raise RuntimeError("boom")
+    assert not target.exists()
+    assert list((tmp_path / "out").iterdir()) == []
+    with atomic_write(target) as handle:
+        handle.write("whole")
+    assert target.read_text() == "whole"
+    assert target.stat().st_mode & 0o777 == default_mode() != 0o600
+
+
+def test_default_mode_follows_the_umask() -> None:
+    old = os.umask(0o027)
+    try:
+        assert default_mode() == 0o640 and default_mode(directory=True) == 0o750
+    finally:
+        os.umask(old)
+
+
+def test_output_checks_refuse_files_and_paths_below_files(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(PolyembedError, match="--out .*afile: exists and is a file"):
+        check_output_dir(afile, "--out")
+    with pytest.raises(PolyembedError, match="cannot create it below .*afile, which is a file"):
+        check_output_dir(afile / "sub" / "deeper", "--out")
+    with pytest.raises(PolyembedError, match="is a folder; give a file name"):
+        check_output_file(tmp_path, "-o")
+    with pytest.raises(PolyembedError, match="which is a file"):
+        check_output_file(afile / "v.npy", "-o")
+    assert check_output_dir(tmp_path / "new" / "nested") == tmp_path / "new" / "nested"
+    assert check_output_file(tmp_path / "new" / "v.npy") == tmp_path / "new" / "v.npy"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # checking creates nothing
+
+
+def test_output_checks_refuse_an_unwritable_folder(unwritable_dir: Path) -> None:
+    with pytest.raises(PolyembedError, match="cannot write in"):
+        check_output_dir(unwritable_dir / "report", "--out")
+    with pytest.raises(PolyembedError, match="cannot write in"):
+        check_output_file(unwritable_dir / "v.npy", "-o")
+
+
+def test_publishing_keeps_other_files_and_removes_its_own_stale_ones(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with publishing(out) as staging:
+        (staging / "plots").mkdir()
+        (staging / "plots" / "a.png").write_bytes(b"a1")
+        (staging / "results.json").write_text("{}")
+    assert json.loads((out / MANIFEST_FILE).read_text())["files"] == ["plots/a.png", "results.json"]
+    (out / "thesis.txt").write_text("mine")
+    (out / "plots" / "mine.png").write_bytes(b"mine")
+    with publishing(out) as staging:
+        (staging / "results.json").write_text('{"again": 1}')
+    assert not (out / "plots" / "a.png").exists()  # written by the earlier report, not by this one
+    assert (out / "plots" / "mine.png").read_bytes() == b"mine" and (out / "thesis.txt").read_text() == "mine"
+    assert json.loads((out / "results.json").read_text()) == {"again": 1}
+    assert not list(out.glob(f"{STAGING_PREFIX}*"))
+
+
+def test_publishing_into_the_working_folder_touches_nothing_else(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "n.txt").write_text("n")
+    (tmp_path / "thesis.txt").write_text("t")
+    with publishing(".") as staging:
+        (staging / "report.md").write_text("# report")
+    assert (tmp_path / "notes" / "n.txt").read_text() == "n" and (tmp_path / "thesis.txt").read_text() == "t"
+    assert (tmp_path / "report.md").read_text() == "# report"
+
+
+def test_failed_publishing_leaves_nothing_and_removes_the_folders_it_made(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "report"
+    with pytest.raises(RuntimeError), publishing(out) as staging:
+        (staging / "results.json").write_text("{}")
+        raise RuntimeError("task failed")
+    assert list(tmp_path.iterdir()) == []
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "keep.txt").write_text("k")
+    with pytest.raises(RuntimeError), publishing(existing) as staging:
+        raise RuntimeError("task failed")
+    assert _tree(existing) == {"keep.txt": b"k"}
+
+
+def test_a_folder_in_the_way_stops_publishing_before_any_file_moves(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    (out / "report.md").mkdir(parents=True)
+    with pytest.raises(PolyembedError, match="report.md is in the way"), publishing(out) as staging:
+        (staging / "results.json").write_text("{}")
+        (staging / "report.md").write_text("# r")
+    assert _tree(out) == {"report.md": None}
+
+
+def test_leftovers_of_interrupted_runs_are_removed_but_live_ones_kept(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = out / f"{STAGING_PREFIX}{dead.pid}-abc"
+    live = out / f"{STAGING_PREFIX}{os.getpid()}-xyz"
+    legacy = tmp_path / ".report.partial-k2j3"
+    for folder in (stale, live, legacy):
+        folder.mkdir()
+        (folder / "results.json").write_text("{}")
+    with publishing(out) as staging:
+        (staging / "report.md").write_text("# r")
+    assert not stale.exists() and not legacy.exists() and live.exists()
