@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from polyembed.data.errors import PolyembedError
 from polyembed.eval.api import evaluate
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.langid import identify_languages
-from polyembed.models.languages import normalize_language
+from polyembed.models.languages import require_known_language
 from polyembed.models.loading import load_model
 
 if TYPE_CHECKING:
@@ -34,11 +35,13 @@ def encode(
     normalize: bool = True,
     show_progress_bar: bool = False,
 ) -> np.ndarray:
-    """Embed sentences with a model name or encoder; rows L2-normalised by default."""
+    """Embed sentences with a model name or encoder; rows L2-normalised by default. A `language` must be
+    a known ISO 639 code (a typo would silently pick a routed model's default)."""
+    if batch_size < 1:
+        raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
+    code = require_known_language(language) if language is not None else None
     encoder = _as_encoder(model)
-    vectors = encoder.encode(
-        sentences, language=normalize_language(language), batch_size=batch_size, show_progress_bar=show_progress_bar
-    )
+    vectors = encoder.encode(sentences, language=code, batch_size=batch_size, show_progress_bar=show_progress_bar)
     return normalize_rows(vectors) if normalize and len(vectors) else vectors
 
 

@@ -25,7 +25,7 @@ class CleanErrorsGroup(TyperGroup):
             code = super().main(*args, standalone_mode=False, **kwargs)
         except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
             if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
-                typer.echo(err.format_message(), err=True)
+                typer.echo(err.format_message())
                 sys.exit(0)
             typer.secho(f"error: {err.format_message()}", fg=typer.colors.RED, err=True)
             context = getattr(err, "ctx", None)

@@ -405,7 +405,10 @@ def _remove_failed_start(output_dir: Path, created: list[Path], fresh: bool) -> 
         shutil.rmtree(output_dir, ignore_errors=True)
     else:  # the user's (empty) folder stays; what this run put in it goes
         for item in output_dir.iterdir():
-            shutil.rmtree(item, ignore_errors=True) if item.is_dir() else item.unlink(missing_ok=True)
+            if item.is_dir():
+                shutil.rmtree(item, ignore_errors=True)
+            else:
+                item.unlink(missing_ok=True)
     remove_created_dirs(created)
 
 
@@ -422,8 +425,6 @@ def train_distill(
     `resume=True` continues from the last checkpoint in `output_dir` (same config required);
     `overwrite=True` deletes a previous run there first.
     """
-
-
     config = config or DistillConfig()
     output_dir = Path(config.output_dir).expanduser().resolve()
     data = prepare_data(config, origin)  # all input errors surface here, before models are loaded
@@ -444,7 +445,9 @@ def train_distill(
         raise
 
 
-def _train(config: DistillConfig, data: DistillData, output_dir: Path, resume: bool, show_progress: bool):
+def _train(
+    config: DistillConfig, data: DistillData, output_dir: Path, resume: bool, show_progress: bool
+) -> DistillResult:
     """Everything after the checks: teacher targets, student, trainer, best model and training.json."""
     import torch
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
