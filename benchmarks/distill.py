@@ -316,7 +316,7 @@ def data_size(sizes: list[str], languages: list[str], min_steps: int) -> None:
                 {
                     "language": language,
                     "size": size,
-                    "pairs": sum(s["train_pairs"] for s in training.sources),
+                    "pairs": sum(s["train_pairs"] for s in training.details["sources"]),
                     "steps": training.steps,
                     "pair_sts": _pair_score(result, language),
                     "headline": headline_metrics(result),
@@ -373,7 +373,7 @@ def vocabulary(
             row[mode] = {
                 "headline": headline_metrics(result),
                 "scores": _main_scores(result),
-                "vocabulary_transfer": training.vocabulary_transfer,
+                "vocabulary_transfer": training.details["vocabulary_transfer"],
                 "pairs_per_second": training.pairs_per_second,
                 "train_seconds_total": round(seconds, 1),
             }

@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from polyembed.api import encode, encode_lines, evaluate, load_model, train_distill  # noqa: E402
+from polyembed.api import encode, encode_lines, evaluate, load_model, train, train_distill  # noqa: E402
 
-__all__ = ["__version__", "encode", "encode_lines", "evaluate", "load_model", "train_distill"]
+__all__ = ["__version__", "encode", "encode_lines", "evaluate", "load_model", "train", "train_distill"]

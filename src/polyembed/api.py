@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,8 +17,8 @@ from polyembed.models.languages import require_known_language
 from polyembed.models.loading import load_model
 
 if TYPE_CHECKING:
+    from polyembed.methods.base import TrainConfig, TrainResult
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import DistillResult
 
 
 def _as_encoder(model: str | SentenceEncoder) -> SentenceEncoder:
@@ -81,6 +80,25 @@ def encode_lines(
     return (out if out is not None else np.zeros((0, 0), dtype=np.float32)), Counter(detected)
 
 
+def train(
+    method: str,
+    config: str | Path | TrainConfig | None = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    show_progress: bool = True,
+    **options: Any,
+) -> TrainResult:
+    """Run a registered training method (`polyembed train --help` lists them) from a YAML file or a config
+    object, with keyword overrides; every option is checked before any model loads.
+
+    Example: ``train("distill", languages=["de", "sw"], max_steps=200, output_dir="runs/de-sw")``.
+    """
+    from polyembed.methods.base.registry import train as run
+
+    return run(method, config, resume=resume, overwrite=overwrite, show_progress=show_progress, **options)
+
+
 def train_distill(
     config: str | Path | DistillConfig | None = None,
     *,
@@ -88,20 +106,9 @@ def train_distill(
     overwrite: bool = False,
     show_progress: bool = True,
     **options: Any,
-) -> DistillResult:
-    """Multilingual knowledge distillation from a YAML file or DistillConfig, with keyword overrides.
-
-    Example: ``train_distill(languages=["de", "sw"], max_steps=200, output_dir="runs/de-sw")``.
-    """
-    from polyembed.config import build_config
-    from polyembed.methods.distill.config import DistillConfig
-    from polyembed.methods.distill.train import train_distill as run
-
-    if isinstance(config, DistillConfig):
-        config, origin = build_config(DistillConfig, None, {**dataclasses.asdict(config), **options})
-    else:
-        config, origin = build_config(DistillConfig, config, options)
-    return run(config, origin=origin, resume=resume, overwrite=overwrite, show_progress=show_progress)
+) -> TrainResult:
+    """Multilingual knowledge distillation: `train("distill", ...)`."""
+    return train("distill", config, resume=resume, overwrite=overwrite, show_progress=show_progress, **options)
 
 
-__all__ = ["encode", "encode_lines", "evaluate", "load_model", "train_distill"]
+__all__ = ["encode", "encode_lines", "evaluate", "load_model", "train", "train_distill"]

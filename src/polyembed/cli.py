@@ -337,31 +337,51 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
     return decorate
 
 
-def _distill_command() -> Callable[..., Any]:
-    from polyembed.methods.distill.config import DistillConfig
+def method_command(method: Any) -> Callable[..., Any]:
+    """`polyembed train <method>`: one flag per config field (from the registry), --resume and --overwrite."""
 
-    @config_flags(DistillConfig)
-    def distill(
+    @config_flags(method.config_class)
+    def command(
         config_file: Path | None,
         overrides: dict[str, Any],
         resume: Annotated[
             bool, typer.Option(help="Continue the run in --output-dir from its last checkpoint.")
         ] = False,
-        overwrite: Annotated[bool, typer.Option(help="Delete a previous run in --output-dir first.")] = False,
+        overwrite: Annotated[
+            bool, typer.Option(help="Replace an earlier polyembed run in --output-dir (other folders are refused).")
+        ] = False,
     ) -> None:
-        """Multilingual knowledge distillation (Reimers & Gurevych 2020): teach a student to map English
-        sentences and their translations to the teacher's embedding of the English sentence."""
-        from polyembed.api import train_distill
+        from polyembed.methods.base.registry import train
 
-        result = train_distill(config_file, resume=resume, overwrite=overwrite, **overrides)
-        best = ", ".join(f"{k.removeprefix('eval_')}={v:.4f}" for k, v in result.best.items() if "dev" in k)
-        typer.echo(f"best dev: {best}")
+        result = train(method, config_file, resume=resume, overwrite=overwrite, **overrides)
+        skip = ("eval_runtime", "eval_samples_per_second", "eval_steps_per_second")
+        best = ", ".join(
+            f"{key.removeprefix('eval_')}={value:.4f}"
+            for key, value in result.best.items()
+            if key.startswith("eval_") and key not in skip
+        )
+        typer.echo(f"best dev: {best or '-'}")
         typer.echo(f"model written to {result.model_dir} ({result.pairs_per_second:.1f} pairs/s)")
 
-    return clean_errors(distill)
+    command.__doc__ = method.summary + (f" Paper: {method.paper}" if method.paper else "")
+    return clean_errors(command)
 
 
-train_app.command("distill")(_distill_command())
+def add_train_commands() -> list[str]:
+    """A `polyembed train <name>` command for every registered method not yet on the CLI (call it again
+    after registering a method in-process); returns the names added."""
+    from polyembed.methods.base.registry import list_methods
+
+    present = {command.name for command in train_app.registered_commands}
+    added = []
+    for method in list_methods():
+        if method.name not in present:
+            train_app.command(method.name)(method_command(method))
+            added.append(method.name)
+    return added
+
+
+add_train_commands()
 
 
 @app.command("demo")

@@ -255,7 +255,7 @@ def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict
             "|---|---|---|---|",
             *[
                 f"| {s['source']} | {s['language']} | {s['train_pairs']} | {s['dev_pairs']} |"
-                for s in training["sources"]
+                for s in training["details"]["sources"]
             ],
             "",
             "## Dev evaluation during training",

@@ -1,1 +1,2 @@
-"""Training methods, one folder each with the same files: config.py (options), losses.py, train.py."""
+"""Training methods, one folder each with the same files: `__init__.py` (registration), `config.py`
+(options), `losses.py`, `train.py` (prepare + build); the shared layer is `methods/base/`."""

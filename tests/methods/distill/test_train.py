@@ -96,7 +96,8 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert result.best == max(result.history, key=lambda h: h["eval_dev_negative_mse"])
     assert result.steps == 8 and result.train_pairs_seen == 64
     assert result.pairs_per_second > 0 and result.peak_memory_mb > 0
-    assert result.sources[0]["train_pairs"] == len(PAIRS) - 10 and result.sources[0]["dev_pairs"] == 10
+    source = result.details["sources"][0]
+    assert source["train_pairs"] == len(PAIRS) - 10 and source["dev_pairs"] == 10
     summary = json.loads((tmp_path / "run" / "training.json").read_text())
     assert summary["best"] == result.best
     model = SentenceTransformer(result.model_dir, device="cpu")
@@ -127,7 +128,7 @@ def test_teacher_with_a_transferred_vocabulary_trains_and_reports_the_transfer(
     )
     config, origin = build_config(DistillConfig, None, options)
     result = train_distill(config, origin=origin, show_progress=False)
-    report = result.vocabulary_transfer
+    report = result.details["vocabulary_transfer"]
     assert report["unseen"] == "decompose" and report["target_vocab_size"] == 80
     parts = ("copied", "interpolated", "decomposed", "random")
     assert sum(report[k] for k in parts) == 80 and report["copied"] > 0 and report["decomposed"] > 0

@@ -1,13 +1,11 @@
-"""Multilingual knowledge distillation, end to end, on sentence-transformers' trainer (no loop of our own).
+"""Multilingual knowledge distillation on the shared training layer (`polyembed.methods.base`).
 
-Order of work, so that bad input fails before anything expensive:
-1. read and validate all bitext (registry datasets + user files; file:line errors), split off the dev set;
-2. load the teacher and embed the English side once (persistent `EmbeddingStore`);
-3. build the student (optional FOCUS vocabulary transfer, projection when dimensions differ);
-4. train with `SentenceTransformerTrainer` + `MSELoss`, balanced batches (`BalancedBatchSampler`), dev
-   evaluation (MSE on held-out pairs, translation accuracy, STS) and checkpoints; resume picks up the
-   last checkpoint exactly (optimizer, scheduler, RNG and data position come from the checkpoint);
-5. keep the best checkpoint (by the dev measure) as `<output_dir>/model`, written atomically.
+The method's own parts: `prepare_data` reads and validates all bitext (registry datasets + user files;
+file:line errors) and splits off the dev set; `build_job` embeds the English side once with the teacher
+(persistent `EmbeddingStore`), builds the student (optional FOCUS vocabulary transfer, a projection into the
+teacher's space), and hands the trainer `MSELoss` on balanced batches (`BalancedBatchSampler`) with the dev
+measures (MSE on held-out pairs, translation accuracy, STS). Run folder, checkpoints, exact resume, the best
+checkpoint as `<output_dir>/model` and training.json come from the shared layer.
 """
 
 from __future__ import annotations
@@ -16,144 +14,36 @@ import functools
 import json
 import math
 import random
-import resource
-import shutil
-import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from transformers import TrainerCallback
-
-from polyembed.config import ConfigOrigin, dump_config, validate_config
+from polyembed.config import ConfigOrigin
 from polyembed.data.errors import PolyembedError
-from polyembed.data.parallel_sources import ParallelFileSpec, ParallelSource, load_parallel_sources, split_dev
-from polyembed.data.readers.sts import read_stsb_multi_mt
-from polyembed.data.registry import get_dataset
-from polyembed.data.root import data_root
+from polyembed.methods.base.bitext import Bitext, prepare_bitext
+from polyembed.methods.base.run import CONFIG_FILE, RunFolder
+from polyembed.methods.base.student import apply_student_options
+from polyembed.methods.base.trainer import TrainingJob, TrainResult
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
-from polyembed.models.languages import normalize_language
-from polyembed.models.loading import check_model_reference
-from polyembed.models.saving import save_model_atomically
-from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
+
+__all__ = ["CONFIG_FILE", "build_job", "fit_projection", "prepare_data", "train_distill"]
 
 PROJECTION_FIT_SENTENCES = 10000  # held-out residual: 0.64 of the teacher's energy at 2k, 0.54 at 10k
 PROJECTION_FITS = ("least-squares", "orthogonal")
 PROJECTION_RIDGE = 1.0  # best held-out fit for unit-norm student embeddings at 2k-10k sentences
-STSB_MULTI_MT_LANGUAGES = ("de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh")
 BEST_METRICS = {
     "mse": "eval_dev_negative_mse",
     "translation": "eval_dev_mean_accuracy",
     "sts": "eval_dev-sts_spearman_cosine",
 }
-MODEL_DIR = "model"
-CHECKPOINT_DIR = "checkpoints"
-SUMMARY_FILE = "training.json"
-CONFIG_FILE = "config.yaml"
 
 
-@dataclass
-class DistillData:
-    """Validated bitext of a run: training sources (balanced in batches) and held-out dev sources."""
-
-    train: list[ParallelSource]
-    dev: list[ParallelSource]
-    dev_sts: tuple[list[str], list[str], list[float]] | None = None
-
-    def describe(self) -> list[dict[str, Any]]:
-        """One row per source, for the summary and the report."""
-        dev = {(d.name, d.language): len(d) for d in self.dev}
-        return [
-            {
-                "source": s.name,
-                "language": s.language,
-                "train_pairs": len(s),
-                "dev_pairs": dev.get((s.name, s.language), 0),
-                "origin": s.origin,
-            }
-            for s in self.train
-        ]
-
-
-@dataclass
-class DistillResult:
-    """What a run produced: the model folder, dev history, best dev metrics, speed and memory."""
-
-    output_dir: str
-    model_dir: str
-    sources: list[dict[str, Any]]
-    history: list[dict[str, Any]]
-    best: dict[str, float]
-    best_checkpoint: str | None
-    steps: int
-    train_pairs_seen: int
-    """Pairs trained on in the whole run (a resumed run counts the steps before the checkpoint too)."""
-    train_seconds: float
-    """Time in optimizer steps of this process (pairs_per_second uses its own pairs)."""
-    pairs_per_second: float
-    peak_memory_mb: float
-    resumed_from: str | None = None
-    vocabulary_transfer: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (written as training.json)."""
-        return asdict(self)
-
-
-def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> DistillData:
+def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> Bitext:
     """Read, validate and split all bitext before any model is loaded (errors name file and line)."""
-    origin = origin or ConfigOrigin()
-    validate_config(config, origin)  # types, choices and ranges, for configs built in Python too
-    if not config.languages and not config.parallel_files:
-        raise origin.error("languages", "no languages and no parallel files: nothing to train on")
-    try:
-        root: Path | None = data_root(config.data_root)
-    except PolyembedError:
-        if config.datasets or config.data_root is not None:
-            raise
-        root = None  # only the user's own bitext: no dataset folder needed (and no dev STS)
-    files = []
-    for index, spec in enumerate(config.parallel_files):
-        try:
-            files.append(ParallelFileSpec.parse(spec))
-        except PolyembedError as err:
-            raise origin.error("parallel_files", str(err), index) from err
-    sources = load_parallel_sources(
-        config.languages,
-        config.datasets,
-        root,
-        files=files,
-        max_pairs_per_source=config.max_pairs_per_source or None,
-        seed=config.seed,
-        language_origin=lambda i: origin.where("languages", i),
-    )
-    train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
-    return DistillData(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 and root else None)
+    return prepare_bitext(config, origin)
 
 
-def _dev_sts(config: DistillConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:
-    """English-X stsb-multi-mt dev pairs for the trained languages it covers, split evenly, scores in [0, 1]."""
-    languages = [normalize_language(code) for code in config.languages]
-    covered = [code for code in languages if code in STSB_MULTI_MT_LANGUAGES]
-    folder = root / get_dataset("stsb-multi-mt").folder
-    if not covered or not folder.is_dir():
-        return None
-    per_language = max(1, config.dev_sts_pairs // len(covered))
-    first: list[str] = []
-    second: list[str] = []
-    scores: list[float] = []
-    for code in covered:
-        pairs = read_stsb_multi_mt(folder, "en", "dev", code)
-        first += pairs.sentences1[:per_language]
-        second += pairs.sentences2[:per_language]
-        scores += [score / 5.0 for score in pairs.scores[:per_language]]
-    return first, second, scores
-
-
-def _teacher_targets(config: DistillConfig, data: DistillData, show_progress: bool) -> tuple[Any, Any]:
+def _teacher_targets(config: DistillConfig, data: Bitext, show_progress: bool) -> tuple[Any, Any]:
     """(teacher encoder, EmbeddingStore) with every English sentence of train and dev embedded."""
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import load_model
@@ -169,7 +59,7 @@ def _teacher_targets(config: DistillConfig, data: DistillData, show_progress: bo
     return teacher, store
 
 
-def build_student(config: DistillConfig, data: DistillData, store: Any, output_dir: Path, verbose: bool):
+def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: Path, verbose: bool):
     """The student SentenceTransformer: loaded, optionally given a transferred vocabulary, followed by a
     least-squares projection into the teacher's space (see `fit_projection`), embeddings optionally frozen."""
     from polyembed.models.loading import as_sentence_transformer, load_model
@@ -204,40 +94,8 @@ def build_student(config: DistillConfig, data: DistillData, store: Any, output_d
         sample = random.Random(config.seed).sample(english, min(len(english), PROJECTION_FIT_SENTENCES))
         targets = store.embed(sample, show_progress_bar=False)
         student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit))
-    if config.freeze_embeddings:
-        student[0].auto_model.get_input_embeddings().weight.requires_grad_(False)
-    if config.freeze_layers:
-        freeze_lowest_layers(student[0].auto_model, config.freeze_layers)
-    if config.dropout is not None:
-        set_dropout(student[0].auto_model, config.dropout)
+    apply_student_options(student, config)
     return student, transfer_report
-
-
-def freeze_lowest_layers(model: Any, count: int) -> None:
-    """Fix the embeddings and the lowest `count` transformer layers: the backward pass then stops above
-    them, which is the main CPU saving, and the student keeps its low-level multilingual features."""
-    layers = getattr(getattr(model, "encoder", None), "layer", None)
-    if layers is None:
-        raise PolyembedError(f"freeze_layers: {type(model).__name__} has no encoder.layer list (BERT-style expected)")
-    if not 0 <= count <= len(layers):
-        raise PolyembedError(f"freeze_layers={count}: the student has {len(layers)} transformer layers")
-    for module in [getattr(model, "embeddings", None) or model.get_input_embeddings(), *layers[:count]]:
-        module.requires_grad_(False)
-
-
-def set_dropout(model: Any, probability: float) -> None:
-    """Set every dropout of the transformer (hidden and attention) to `probability`; the Hugging Face
-    config is updated too so that the saved model trains the same way when loaded again."""
-    import torch
-
-    if not 0.0 <= probability < 1.0:
-        raise PolyembedError(f"dropout={probability}: expected a probability in [0, 1)")
-    for module in model.modules():
-        if isinstance(module, torch.nn.Dropout):
-            module.p = probability
-    for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
-        if hasattr(model.config, key):
-            setattr(model.config, key, probability)
 
 
 def fit_projection(
@@ -290,20 +148,7 @@ def fit_projection(
     return dense
 
 
-def bf16_available() -> bool:
-    """Whether bf16 autocast is fast here: a GPU with bf16, or a CPU with AVX512-BF16 or AMX."""
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported()
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="ignore")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def _train_dataset(data: DistillData, store: Any):
+def _train_dataset(data: Bitext, store: Any):
     """Rows of all sources back to back (the order BalancedBatchSampler expects) with teacher labels."""
     from datasets import Dataset
 
@@ -313,7 +158,7 @@ def _train_dataset(data: DistillData, store: Any):
     return Dataset.from_dict({TEXT_COLUMNS[0]: english, TEXT_COLUMNS[1]: other, LABEL_COLUMN: labels.tolist()})
 
 
-def _evaluator(data: DistillData, store: Any, batch_size: int):
+def _evaluator(data: Bitext, store: Any, batch_size: int):
     """Dev measures of the paper (MSE on held-out pairs) plus translation accuracy and STS."""
     from sentence_transformers.sentence_transformer.evaluation import (
         EmbeddingSimilarityEvaluator,
@@ -336,80 +181,33 @@ def _evaluator(data: DistillData, store: Any, batch_size: int):
     return SequentialEvaluator(evaluators)
 
 
-class StepTimer(TrainerCallback):
-    """Wall time inside optimizer steps only (dev evaluation and checkpoint saving excluded), so pairs/s
-    measures training itself."""
+def build_job(config: DistillConfig, data: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
+    """Teacher targets, the student, and MSE on balanced (optionally length-grouped) batches."""
+    from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
 
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.steps = 0
-        self._start = 0.0
-
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._start = time.perf_counter()
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.seconds += time.perf_counter() - self._start
-        self.steps += 1
-
-
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process (CPU), or peak CUDA allocation when training on a GPU."""
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.max_memory_allocated() / 2**20
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _check_output_dir(config: DistillConfig, output_dir: Path, resume: bool, overwrite: bool) -> None:
-    """Before any model loads: a resumed run must have the same options (the error names those that
-    differ); a fresh run needs an empty folder, and --overwrite only ever deletes a polyembed run folder."""
-    check_output_dir(output_dir, "--output-dir")
-    saved = output_dir / CONFIG_FILE
-    if resume:
-        if saved.is_file() and saved.read_text(encoding="utf-8") != dump_config(config):
-            try:
-                before = yaml.safe_load(saved.read_text(encoding="utf-8"))
-            except yaml.YAMLError:
-                before = None
-            now = asdict(config)
-            if isinstance(before, dict):
-                keys = [key for key in now if before.get(key) != now[key]] + [key for key in before if key not in now]
-                differ = "; ".join(f"{key}: {before.get(key)!r} in the run, {now.get(key)!r} now" for key in keys)
-            else:
-                differ = "it cannot be read"
-            raise PolyembedError(
-                f"cannot resume in {output_dir}: its {CONFIG_FILE} differs from this run's options ({differ}); "
-                "resume with the same options, or pass --overwrite to start again"
-            )
-        return
-    if output_dir.is_dir() and any(output_dir.iterdir()):
-        if not overwrite:
-            raise PolyembedError(
-                f"{output_dir} is not empty: pass --resume to continue its run or --overwrite to start again"
-            )
-        if not saved.is_file():
-            raise PolyembedError(
-                f"{output_dir} holds files but is not a polyembed run folder (no {CONFIG_FILE}): "
-                "refusing to delete it with --overwrite; choose an empty or new --output-dir"
-            )
-
-
-def _remove_failed_start(output_dir: Path, created: list[Path], fresh: bool) -> None:
-    """After a failure before the first checkpoint: remove what this run wrote, so a corrected rerun is not
-    refused as 'not empty'. A folder with a checkpoint stays (--resume continues it)."""
-    if not fresh or _last_checkpoint(output_dir / CHECKPOINT_DIR) is not None:
-        return
-    if output_dir in created:
-        shutil.rmtree(output_dir, ignore_errors=True)
-    else:  # the user's (empty) folder stays; what this run put in it goes
-        for item in output_dir.iterdir():
-            if item.is_dir():
-                shutil.rmtree(item, ignore_errors=True)
-            else:
-                item.unlink(missing_ok=True)
-    remove_created_dirs(created)
+    if show_progress:
+        total = sum(len(s) for s in data.train)
+        print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
+    _, store = _teacher_targets(config, data, show_progress)
+    student, transfer_report = build_student(config, data, store, run.path, show_progress)
+    sizes = [len(s) for s in data.train]
+    lengths = None
+    if config.group_by_length:
+        lengths = [
+            max(len(e), len(o)) for source in data.train for e, o in zip(source.english, source.other, strict=True)
+        ]
+    return TrainingJob(
+        model=student,
+        train_dataset=_train_dataset(data, store),
+        loss=distillation_loss(student),
+        evaluator=_evaluator(data, store, config.batch_size),
+        best_metric=BEST_METRICS[config.best_metric],
+        steps_per_epoch=math.ceil(max(sizes) * len(sizes) / config.batch_size),
+        batch_sampler=functools.partial(BalancedBatchSampler, source_sizes=sizes, lengths=lengths),
+        rows_in_steps=functools.partial(rows_in_steps, source_sizes=sizes, batch_size=config.batch_size),
+        prompts=(student.prompts or {}).get(student.default_prompt_name or "", None),
+        details={"sources": data.describe(), "vocabulary_transfer": transfer_report},
+    )
 
 
 def train_distill(
@@ -419,144 +217,15 @@ def train_distill(
     resume: bool = False,
     overwrite: bool = False,
     show_progress: bool = True,
-) -> DistillResult:
-    """Distil the teacher into a multilingual student; returns where the model is and how training went.
+) -> TrainResult:
+    """Distil the teacher into a multilingual student (`polyembed.train("distill", ...)` with a config)."""
+    from polyembed.methods.base.registry import get_method, train
 
-    `resume=True` continues from the last checkpoint in `output_dir` (same config required);
-    `overwrite=True` deletes a previous run there first.
-    """
-    config = config or DistillConfig()
-    output_dir = Path(config.output_dir).expanduser().resolve()
-    data = prepare_data(config, origin)  # all input errors surface here, before models are loaded
-    _check_output_dir(config, output_dir, resume, overwrite)
-    for key in ("teacher", "student"):
-        if getattr(config, key) != "teacher":
-            check_model_reference(getattr(config, key), (origin or ConfigOrigin()).where(key))
-    if overwrite and not resume and (output_dir / CONFIG_FILE).is_file():
-        shutil.rmtree(output_dir)
-    fresh = not (output_dir.is_dir() and any(output_dir.iterdir()))
-    created = make_dirs(output_dir)
-    try:
-        with atomic_write(output_dir / CONFIG_FILE) as handle:
-            handle.write(dump_config(config))
-        return _train(config, data, output_dir, resume, show_progress)
-    except BaseException:
-        _remove_failed_start(output_dir, created, fresh)
-        raise
-
-
-def _train(
-    config: DistillConfig, data: DistillData, output_dir: Path, resume: bool, show_progress: bool
-) -> DistillResult:
-    """Everything after the checks: teacher targets, student, trainer, best model and training.json."""
-    import torch
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-
-    from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
-
-    if show_progress:
-        total = sum(len(s) for s in data.train)
-        print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
-
-    _, store = _teacher_targets(config, data, show_progress)
-    student, transfer_report = build_student(config, data, store, output_dir, show_progress)
-    dataset = _train_dataset(data, store)
-    sizes = [len(s) for s in data.train]
-    steps_per_epoch = math.ceil(max(sizes) * len(sizes) / config.batch_size)
-    total_steps = config.max_steps or math.ceil(steps_per_epoch * config.epochs)
-    eval_steps = config.eval_steps or max(1, total_steps // 4)
-    lengths = None
-    if config.group_by_length:
-        lengths = [
-            max(len(e), len(o)) for source in data.train for e, o in zip(source.english, source.other, strict=True)
-        ]
-    bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_available())
-    prompt = (student.prompts or {}).get(student.default_prompt_name or "", None)
-
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir / CHECKPOINT_DIR),
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        warmup_steps=config.warmup_ratio,
-        weight_decay=config.weight_decay,
-        num_train_epochs=config.epochs,
-        max_steps=config.max_steps or -1,
-        eval_strategy="steps",
-        eval_steps=eval_steps,
-        save_strategy="steps",
-        save_steps=eval_steps,
-        save_total_limit=config.save_total_limit,
-        load_best_model_at_end=True,
-        metric_for_best_model=BEST_METRICS[config.best_metric],
-        greater_is_better=True,
-        logging_steps=max(1, min(50, eval_steps // 2)),
-        seed=config.seed,
-        batch_sampler=functools.partial(BalancedBatchSampler, source_sizes=sizes, lengths=lengths),
-        bf16=bf16,
-        prompts=prompt,
-        report_to="none",
-        disable_tqdm=not show_progress,
-        use_cpu=not torch.cuda.is_available(),
+    return train(
+        get_method("distill"),
+        config or DistillConfig(),
+        origin=origin,
+        resume=resume,
+        overwrite=overwrite,
+        show_progress=show_progress,
     )
-    timer = StepTimer()
-    trainer = SentenceTransformerTrainer(
-        model=student,
-        args=args,
-        train_dataset=dataset,
-        loss=distillation_loss(student),
-        evaluator=_evaluator(data, store, config.batch_size),
-        callbacks=[timer],
-    )
-    last = _last_checkpoint(output_dir / CHECKPOINT_DIR) if resume else None
-    if resume and show_progress:
-        print(f"resuming from {last}" if last else f"no checkpoint in {output_dir / CHECKPOINT_DIR}: starting fresh")
-    trainer.train(resume_from_checkpoint=str(last) if last else None)
-
-    model_dir = output_dir / MODEL_DIR
-    save_model_atomically(trainer.model, model_dir)
-    state = trainer.state
-    history = [
-        {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}
-        for entry in state.log_history
-        if any(k.startswith("eval_dev") for k in entry)
-    ]
-    best = _best_entry(history, BEST_METRICS[config.best_metric])
-    pairs_this_process = rows_in_steps(state.global_step, sizes, config.batch_size) - rows_in_steps(
-        state.global_step - timer.steps, sizes, config.batch_size
-    )
-    result = DistillResult(
-        output_dir=str(output_dir),
-        model_dir=str(model_dir),
-        sources=data.describe(),
-        history=history,
-        best=best,
-        best_checkpoint=state.best_model_checkpoint,
-        steps=state.global_step,
-        train_pairs_seen=rows_in_steps(state.global_step, sizes, config.batch_size),
-        train_seconds=round(timer.seconds, 2),
-        pairs_per_second=round(pairs_this_process / timer.seconds, 2) if timer.seconds else 0.0,
-        peak_memory_mb=round(peak_memory_mb(), 1),
-        resumed_from=str(last) if last else None,
-        vocabulary_transfer=transfer_report,
-    )
-    with atomic_write(output_dir / SUMMARY_FILE) as handle:
-        handle.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    return result
-
-
-def _best_entry(history: list[dict[str, Any]], metric: str) -> dict[str, float]:
-    scored = [entry for entry in history if metric in entry]
-    return max(scored, key=lambda entry: entry[metric]) if scored else {}
-
-
-def _last_checkpoint(folder: Path) -> Path | None:
-    """The newest complete checkpoint: a SIGKILL during saving can leave a newer one without its state."""
-    if not folder.is_dir():
-        return None
-    complete = [
-        path
-        for path in folder.glob("checkpoint-*")
-        if path.name.split("-")[-1].isdigit() and (path / "trainer_state.json").is_file()
-    ]
-    return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)

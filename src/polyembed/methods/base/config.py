@@ -1,0 +1,108 @@
+"""Options every training method has: the student, its bitext, the optimiser schedule and the run folder.
+
+A method's config subclasses `TrainConfig` and adds only what is its own (distillation: the teacher and the
+projection). Every field is a YAML key and a CLI flag; ranges and `Literal` choices are checked for both by
+`polyembed.config.build_config`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from polyembed.config import option
+from polyembed.data.parallel_sources import TRAINING_DATASETS
+from polyembed.models.vocabulary_transfer import UnseenRule
+
+DEMO_LANGUAGES = ["de", "fr", "es", "ru", "zh", "ar", "tr", "kk", "sw", "ha"]
+# Every registered bitext but stsb-multi-mt, which is opt-in: its machine-translated STS-B train sentences
+# cost 0.5 cross-lingual and 1.0 English STS in the demo ablation (docs/benchmarks.md, with-stsb-train).
+DEFAULT_TRAINING_DATASETS = [name for name in TRAINING_DATASETS if name != "stsb-multi-mt"]
+
+
+@dataclass
+class TrainConfig:
+    """Shared options. Defaults follow the distillation paper where it fixes a value (batch 64, learning rate
+    2e-5); warm-up is a ratio because fixed warm-up steps assume millions of pairs."""
+
+    student: str = option(
+        "me5-small",
+        "Student: sentence-transformers or Hugging Face encoder (name or folder); "
+        "'teacher' starts from a copy of the teacher where the method has one.",
+    )
+    student_vocabulary: Literal["keep", "transfer"] = option(
+        "keep",
+        "'keep' the student's tokenizer, or 'transfer' to a new one trained on "
+        "the bitext with FOCUS-initialised embeddings.",
+    )
+    vocabulary_size: int = option(
+        16000, "Size of the new vocabulary when student_vocabulary is 'transfer'.", minimum=1
+    )
+    vocabulary_unseen: UnseenRule = option(
+        "random",
+        "New tokens too rare in the bitext for a FOCUS vector: 'random' (FOCUS) or 'decompose' "
+        "(mean of the old pieces that spell them).",
+    )
+    languages: list[str] = option(DEMO_LANGUAGES, "Non-English languages to learn (ISO 639-1 or 639-3 codes).")
+    datasets: list[str] = option(
+        DEFAULT_TRAINING_DATASETS,
+        f"Registry datasets to draw bitext from ({', '.join(TRAINING_DATASETS)}); "
+        "each one that has a language adds a source.",
+    )
+    parallel_files: list[str] = option(
+        [], "User bitext: 'LANG=FILE.tsv' (English<TAB>other) or 'LANG=ENGLISH_FILE,OTHER_FILE'."
+    )
+    max_pairs_per_source: int | None = option(
+        None,
+        "Cap every (dataset, language) source at this many pairs (seeded sample); unset or 0 keeps all "
+        "(0 lifts a cap set in the config file from the command line).",
+        minimum=0,
+    )
+    dev_pairs_per_source: int = option(
+        50,
+        "Held-out pairs per source for dev measures (at most a fifth of the source).",
+        minimum=1,
+    )
+    dev_sts_pairs: int = option(
+        300, "stsb-multi-mt dev pairs (English-X, trained languages) for the dev STS score; 0 disables.", minimum=0
+    )
+    batch_size: int = option(64, "Pairs per mini-batch (paper: 64).", minimum=1)
+    epochs: float = option(
+        1.0, "Passes over the balanced epoch (largest source size x number of sources).", above=0
+    )
+    max_steps: int | None = option(None, "Stop after this many optimizer steps (overrides epochs).", minimum=1)
+    learning_rate: float = option(2e-5, "Peak learning rate (paper: 2e-5).", above=0)
+    warmup_ratio: float = option(0.1, "Fraction of steps with linear warm-up.", minimum=0, below=1)
+    weight_decay: float = option(0.01, "AdamW weight decay.", minimum=0)
+    max_seq_length: int = option(
+        128, "Student's maximum tokens per sentence during training and after.", minimum=1
+    )
+    group_by_length: bool = option(
+        True,
+        "Deal rows of similar length into the same batch (per-batch source "
+        "balance is kept); cuts padding, several times faster on CPU.",
+    )
+    precision: Literal["auto", "bf16", "fp32"] = option(
+        "auto", "'bf16' mixed precision, 'fp32', or 'auto' (bf16 where the CPU/GPU has it)."
+    )
+    freeze_embeddings: bool = option(
+        False, "Keep the student's word-embedding matrix fixed (a 250k-token matrix dominates CPU step time)."
+    )
+    freeze_layers: int = option(
+        0,
+        "Keep the student's lowest N transformer layers fixed as well (no backward through them: faster steps).",
+        minimum=0,
+    )
+    dropout: float | None = option(
+        None,
+        "Dropout of the student's transformer during training (unset keeps the model's own, e.g. 0.1).",
+        minimum=0,
+        below=1,
+    )
+    eval_steps: int | None = option(
+        None, "Dev evaluation and checkpoint every N steps; unset: four per run.", minimum=1
+    )
+    save_total_limit: int = option(2, "Checkpoints kept on disk (the best one is always kept).", minimum=1)
+    seed: int = option(0, "Seed of data sampling, dev split and training.", minimum=0, maximum=2**32 - 1)
+    output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+    data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")

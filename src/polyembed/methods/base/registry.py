@@ -1,0 +1,132 @@
+"""The method registry: `polyembed train <method>` and `polyembed.train(method, ...)` are generated from it.
+
+Built-in methods live in `polyembed/methods/<name>/` and register themselves when imported. Your own method
+can live anywhere: register it in its module and name the module in `$POLYEMBED_METHODS` (comma-separated
+module names) so the CLI imports it, or expose it under the `polyembed.methods` entry-point group of your
+package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from polyembed.config import ConfigOrigin, build_config, validate_config
+from polyembed.data.errors import PolyembedError
+from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
+
+BUILTIN_METHOD_MODULES = ("polyembed.methods.distill",)
+PLUGIN_ENV_VAR = "POLYEMBED_METHODS"
+ENTRY_POINT_GROUP = "polyembed.methods"
+
+
+@dataclass(frozen=True)
+class TrainingMethod:
+    """A training method: its options, how it reads its input, and how it builds a training job.
+
+    `prepare(config, origin)` reads and validates every input (errors name file:line or the flag) before
+    any model is loaded and before the run folder exists; `build(config, prepared, run, show_progress)`
+    loads models and returns the `TrainingJob`. `model_options` name the config fields that hold a model
+    name or folder, checked in a second before the run starts."""
+
+    name: str
+    config_class: type[TrainConfig]
+    prepare: Callable[[Any, ConfigOrigin], Any]
+    build: Callable[[Any, Any, RunFolder, bool], TrainingJob]
+    summary: str
+    paper: str = ""
+    model_options: tuple[str, ...] = ("student",)
+
+
+_METHODS: dict[str, TrainingMethod] = {}
+_discovered = False
+
+
+def register_method(method: TrainingMethod) -> TrainingMethod:
+    """Add a method (registering the same name again replaces it, so a module can be re-imported)."""
+    if not dataclasses.is_dataclass(method.config_class) or not issubclass(method.config_class, TrainConfig):
+        raise TypeError(f"method {method.name}: config_class must be a TrainConfig dataclass")
+    _METHODS[method.name] = method
+    return method
+
+
+def _discover() -> None:
+    """Import the built-in methods, the modules named in $POLYEMBED_METHODS and entry-point plugins."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    for module in BUILTIN_METHOD_MODULES:
+        importlib.import_module(module)
+    for module in filter(None, (name.strip() for name in os.environ.get(PLUGIN_ENV_VAR, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise PolyembedError(f"${PLUGIN_ENV_VAR}: cannot import training method module '{module}': {err}") from err
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        entry.load()
+
+
+def list_methods() -> list[TrainingMethod]:
+    """Every registered method, in registration order."""
+    _discover()
+    return list(_METHODS.values())
+
+
+def get_method(name: str) -> TrainingMethod:
+    """A method by name, or an error listing the known ones."""
+    _discover()
+    if name not in _METHODS:
+        raise PolyembedError(f"unknown training method '{name}'; known: {', '.join(_METHODS)}")
+    return _METHODS[name]
+
+
+def train(
+    method: str | TrainingMethod,
+    config: str | Path | TrainConfig | None = None,
+    *,
+    origin: ConfigOrigin | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    show_progress: bool = True,
+    **options: Any,
+) -> TrainResult:
+    """Run a training method from a YAML file or a config object, with keyword overrides.
+
+    Order of work, so that bad input fails in seconds: options (types, choices, ranges) -> the method's
+    input (`prepare`) -> the run folder (`RunFolder.check`) -> model names -> only then the folder is created,
+    models load and training starts. `resume=True` continues the run in `output_dir` exactly;
+    `overwrite=True` replaces an earlier polyembed run there.
+
+    Example: ``train("distill", languages=["de", "sw"], max_steps=200, output_dir="runs/de-sw")``.
+    """
+    from polyembed.models.loading import check_model_reference
+
+    spec = get_method(method) if isinstance(method, str) else method
+    if isinstance(config, TrainConfig):
+        if not isinstance(config, spec.config_class):
+            raise PolyembedError(f"method {spec.name} needs a {spec.config_class.__name__}")
+        if options:
+            config, origin = build_config(spec.config_class, None, {**dataclasses.asdict(config), **options})
+    else:
+        config, origin = build_config(spec.config_class, config, options)
+    origin = origin or ConfigOrigin()
+    validate_config(config, origin)
+    prepared = spec.prepare(config, origin)
+    run = RunFolder(config.output_dir)
+    run.check(config, resume, overwrite)
+    for key in spec.model_options:
+        name = getattr(config, key)
+        if name != "teacher":
+            check_model_reference(name, origin.where(key))
+    with run.started(config, resume, overwrite):
+        job = spec.build(config, prepared, run, show_progress)
+        return fit(spec.name, job, config, run, resume, show_progress)

@@ -1,0 +1,129 @@
+"""The run folder of a training run: checked before any model loads, created only after every check, removed
+again when the run fails before its first checkpoint, and continued exactly by `--resume`.
+
+Layout: `config.yaml` (the resolved options), `checkpoints/checkpoint-N/` (Hugging Face trainer state),
+`model/` (the best checkpoint's model, saved atomically) and `training.json` (the `TrainResult`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from polyembed.config import dump_config
+from polyembed.data.errors import PolyembedError
+from polyembed.models.saving import save_model_atomically
+from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
+
+CONFIG_FILE = "config.yaml"
+CHECKPOINT_DIR = "checkpoints"
+MODEL_DIR = "model"
+SUMMARY_FILE = "training.json"
+
+
+class RunFolder:
+    """One run's folder: what may be written there, and how a run starts, resumes and ends."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser().resolve()
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.path / CHECKPOINT_DIR
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path / MODEL_DIR
+
+    def check(self, config: Any, resume: bool, overwrite: bool) -> None:
+        """Before any model loads: a resumed run must have the same options (the error names those that
+        differ); a fresh run needs an empty folder, and `overwrite` only ever deletes a polyembed run folder."""
+        check_output_dir(self.path, "--output-dir")
+        saved = self.path / CONFIG_FILE
+        if resume:
+            if saved.is_file():
+                self._check_same_options(saved, config)
+            return
+        if self.path.is_dir() and any(self.path.iterdir()):
+            if not overwrite:
+                raise PolyembedError(
+                    f"{self.path} is not empty: pass --resume to continue its run or --overwrite to start again"
+                )
+            if not saved.is_file():
+                raise PolyembedError(
+                    f"{self.path} holds files but is not a polyembed run folder (no {CONFIG_FILE}): "
+                    "refusing to delete it with --overwrite; choose an empty or new --output-dir"
+                )
+
+    def _check_same_options(self, saved: Path, config: Any) -> None:
+        now = dataclasses.asdict(config)
+        try:
+            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            before = None
+        if before == now:
+            return
+        if isinstance(before, dict):
+            keys = [key for key in now if before.get(key) != now[key]] + [key for key in before if key not in now]
+            differ = "; ".join(f"{key}: {before.get(key)!r} in the run, {now.get(key)!r} now" for key in keys)
+        else:
+            differ = "it cannot be read"
+        raise PolyembedError(
+            f"cannot resume in {self.path}: its {CONFIG_FILE} differs from this run's options ({differ}); "
+            "resume with the same options, or pass --overwrite to start again"
+        )
+
+    @contextlib.contextmanager
+    def started(self, config: Any, resume: bool, overwrite: bool) -> Iterator[RunFolder]:
+        """Create the folder and write config.yaml (after `check` passed); when the block fails before the
+        first checkpoint, remove what this run wrote, so a corrected rerun is not refused as 'not empty'."""
+        if overwrite and not resume and (self.path / CONFIG_FILE).is_file():
+            shutil.rmtree(self.path)
+        fresh = not (self.path.is_dir() and any(self.path.iterdir()))
+        created = make_dirs(self.path)
+        try:
+            with atomic_write(self.path / CONFIG_FILE) as handle:
+                handle.write(dump_config(config))
+            yield self
+        except BaseException:
+            if fresh and self.last_checkpoint() is None:
+                self._remove_contents(created)
+            raise
+
+    def _remove_contents(self, created: list[Path]) -> None:
+        if self.path in created:
+            shutil.rmtree(self.path, ignore_errors=True)
+        else:  # the user's (empty) folder stays; what this run put in it goes
+            for item in self.path.iterdir():
+                if item.is_dir():
+                    shutil.rmtree(item, ignore_errors=True)
+                else:
+                    item.unlink(missing_ok=True)
+        remove_created_dirs(created)
+
+    def last_checkpoint(self) -> Path | None:
+        """The newest complete checkpoint: a SIGKILL during saving can leave a newer one without its state."""
+        if not self.checkpoints.is_dir():
+            return None
+        complete = [
+            path
+            for path in self.checkpoints.glob("checkpoint-*")
+            if path.name.split("-")[-1].isdigit() and (path / "trainer_state.json").is_file()
+        ]
+        return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
+
+    def save_model(self, model: Any) -> Path:
+        """The final model, all-or-nothing."""
+        return save_model_atomically(model, self.model_dir)
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        """training.json, atomically."""
+        with atomic_write(self.path / SUMMARY_FILE) as handle:
+            handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

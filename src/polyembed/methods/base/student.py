@@ -1,0 +1,69 @@
+"""Student-side options every method shares: freezing, dropout, precision, memory accounting."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+from typing import Any
+
+from polyembed.data.errors import PolyembedError
+
+
+def freeze_lowest_layers(model: Any, count: int) -> None:
+    """Fix the embeddings and the lowest `count` transformer layers: the backward pass then stops above
+    them, which is the main CPU saving, and the student keeps its low-level multilingual features."""
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if layers is None:
+        raise PolyembedError(f"freeze_layers: {type(model).__name__} has no encoder.layer list (BERT-style expected)")
+    if not 0 <= count <= len(layers):
+        raise PolyembedError(f"freeze_layers={count}: the student has {len(layers)} transformer layers")
+    for module in [getattr(model, "embeddings", None) or model.get_input_embeddings(), *layers[:count]]:
+        module.requires_grad_(False)
+
+
+def set_dropout(model: Any, probability: float) -> None:
+    """Set every dropout of the transformer (hidden and attention) to `probability`; the Hugging Face
+    config is updated too so that the saved model trains the same way when loaded again."""
+    import torch
+
+    if not 0.0 <= probability < 1.0:
+        raise PolyembedError(f"dropout={probability}: expected a probability in [0, 1)")
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = probability
+    for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
+        if hasattr(model.config, key):
+            setattr(model.config, key, probability)
+
+
+def apply_student_options(student: Any, config: Any) -> None:
+    """freeze_embeddings, freeze_layers and dropout of a `TrainConfig` on a SentenceTransformer student."""
+    transformer = student[0].auto_model
+    if config.freeze_embeddings:
+        transformer.get_input_embeddings().weight.requires_grad_(False)
+    if config.freeze_layers:
+        freeze_lowest_layers(transformer, config.freeze_layers)
+    if config.dropout is not None:
+        set_dropout(transformer, config.dropout)
+
+
+def bf16_available() -> bool:
+    """Whether bf16 autocast is fast here: a GPU with bf16, or a CPU with AVX512-BF16 or AMX."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="ignore")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process (CPU), or peak CUDA allocation when training on a GPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

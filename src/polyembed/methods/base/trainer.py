@@ -1,0 +1,189 @@
+"""Trainer setup shared by every method, on sentence-transformers' `SentenceTransformerTrainer` (no loop of
+our own): a method describes its step as a `TrainingJob`, `fit` runs it with checkpoints, dev evaluation,
+exact resume and the best checkpoint kept, and returns a `TrainResult`.
+
+Room for methods that are not "one loss on one dataset":
+- several datasets, each with its own loss (`train_dataset` and `loss` as dicts with the same keys; the
+  trainer's `multi_dataset_batch_sampler` decides how they alternate, e.g. round robin);
+- steps that are not a loss on a batch (EMMA-X alternates two models and keeps a queue): a
+  `trainer_class` subclassing SentenceTransformerTrainer (override `compute_loss` / `training_step`) and
+  `callbacks` (e.g. a momentum-encoder update in `on_step_end`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from transformers import TrainerCallback
+
+from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.student import bf16_available, peak_memory_mb
+
+
+@dataclass
+class TrainingJob:
+    """What a method hands the shared trainer."""
+
+    model: Any
+    """The SentenceTransformer being trained (saved as the run's model)."""
+    train_dataset: Any
+    """A `datasets.Dataset`, or a dict name -> Dataset (one loss each)."""
+    loss: Any
+    """A loss module, or a dict name -> loss with the keys of `train_dataset`."""
+    evaluator: Any
+    """A sentence-transformers evaluator run every `eval_steps` on dev data."""
+    best_metric: str
+    """The evaluator's metric (with the trainer's `eval_` prefix) that picks the kept checkpoint."""
+    greater_is_better: bool = True
+    steps_per_epoch: int | None = None
+    """Optimizer steps in one epoch, when the batch sampler's epoch is not len(dataset) / batch size."""
+    batch_sampler: Any = None
+    """A `BatchSamplers` value or a callable building the batch sampler (default: the trainer's own)."""
+    multi_dataset_batch_sampler: Any = None
+    rows_in_steps: Any = None
+    """`rows_in_steps(n)`: training rows in the first n steps, exact across a resume (default n x batch)."""
+    prompts: Any = None
+    trainer_class: Any = None
+    callbacks: list[Any] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Method-specific facts for training.json (distillation: its sources and vocabulary transfer)."""
+
+
+@dataclass
+class TrainResult:
+    """What a run produced: the model folder, dev history, best dev metrics, speed and memory."""
+
+    method: str
+    output_dir: str
+    model_dir: str
+    history: list[dict[str, Any]]
+    best: dict[str, float]
+    best_checkpoint: str | None
+    steps: int
+    train_pairs_seen: int
+    """Training rows of the whole run (a resumed run counts the steps before the checkpoint too)."""
+    train_seconds: float
+    """Time in optimizer steps of this process (pairs_per_second uses its own rows)."""
+    pairs_per_second: float
+    peak_memory_mb: float
+    resumed_from: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (written as training.json)."""
+        return asdict(self)
+
+
+class StepTimer(TrainerCallback):
+    """Wall time inside optimizer steps only (dev evaluation and checkpoint saving excluded), so pairs/s
+    measures training itself."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.steps = 0
+        self._start = 0.0
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._start = time.perf_counter()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seconds += time.perf_counter() - self._start
+        self.steps += 1
+
+
+def planned_steps(config: TrainConfig, steps_per_epoch: int) -> int:
+    """The run's optimizer steps: max_steps, else epochs x steps per epoch."""
+    return config.max_steps or math.ceil(steps_per_epoch * config.epochs)
+
+
+def fit(
+    method: str, job: TrainingJob, config: TrainConfig, run: RunFolder, resume: bool, show_progress: bool
+) -> TrainResult:
+    """Train `job` with the config's schedule in `run`, keep the best checkpoint as run/model, write
+    training.json; `resume` continues from the last complete checkpoint (optimizer, scheduler, RNG, data)."""
+    import torch
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    rows = len(job.train_dataset) if not isinstance(job.train_dataset, dict) else sum(
+        len(d) for d in job.train_dataset.values()
+    )
+    steps_per_epoch = job.steps_per_epoch or math.ceil(rows / config.batch_size)
+    eval_steps = config.eval_steps or max(1, planned_steps(config, steps_per_epoch) // 4)
+    bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_available())
+    extra: dict[str, Any] = {}
+    if job.batch_sampler is not None:
+        extra["batch_sampler"] = job.batch_sampler
+    if job.multi_dataset_batch_sampler is not None:
+        extra["multi_dataset_batch_sampler"] = job.multi_dataset_batch_sampler
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(run.checkpoints),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_ratio,
+        weight_decay=config.weight_decay,
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps or -1,
+        eval_strategy="steps",
+        eval_steps=eval_steps,
+        save_strategy="steps",
+        save_steps=eval_steps,
+        save_total_limit=config.save_total_limit,
+        load_best_model_at_end=True,
+        metric_for_best_model=job.best_metric,
+        greater_is_better=job.greater_is_better,
+        logging_steps=max(1, min(50, eval_steps // 2)),
+        seed=config.seed,
+        bf16=bf16,
+        prompts=job.prompts,
+        report_to="none",
+        disable_tqdm=not show_progress,
+        use_cpu=not torch.cuda.is_available(),
+        **extra,
+    )
+    timer = StepTimer()
+    trainer = (job.trainer_class or SentenceTransformerTrainer)(
+        model=job.model,
+        args=args,
+        train_dataset=job.train_dataset,
+        loss=job.loss,
+        evaluator=job.evaluator,
+        callbacks=[timer, *job.callbacks],
+    )
+    last = run.last_checkpoint() if resume else None
+    if resume and show_progress:
+        print(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
+    trainer.train(resume_from_checkpoint=str(last) if last else None)
+
+    run.save_model(trainer.model)
+    state = trainer.state
+    history = [
+        {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}
+        for entry in state.log_history
+        if any(k.startswith("eval_") and k not in ("eval_runtime", "eval_samples_per_second") for k in entry)
+    ]
+    scored = [entry for entry in history if job.best_metric in entry]
+    best = max(scored, key=lambda e: e[job.best_metric] * (1 if job.greater_is_better else -1)) if scored else {}
+    count = job.rows_in_steps or (lambda steps: steps * config.batch_size)
+    pairs_this_process = count(state.global_step) - count(state.global_step - timer.steps)
+    result = TrainResult(
+        method=method,
+        output_dir=str(run.path),
+        model_dir=str(run.model_dir),
+        history=history,
+        best=best,
+        best_checkpoint=state.best_model_checkpoint,
+        steps=state.global_step,
+        train_pairs_seen=count(state.global_step),
+        train_seconds=round(timer.seconds, 2),
+        pairs_per_second=round(pairs_this_process / timer.seconds, 2) if timer.seconds else 0.0,
+        peak_memory_mb=round(peak_memory_mb(), 1),
+        resumed_from=str(last) if last else None,
+        details=job.details,
+    )
+    run.write_summary(result.to_dict())
+    return result

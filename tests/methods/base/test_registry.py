@@ -1,0 +1,118 @@
+"""The shared training layer from a new method's point of view: a toy method in a test folder
+(tests/methods/toy: a config and a loss) trains through the generated `polyembed train toy` command and
+resumes exactly after SIGKILL, with no edit outside its folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from polyembed.data.errors import PolyembedError
+from polyembed.methods.base import get_method, list_methods, train
+from polyembed.methods.base.registry import PLUGIN_ENV_VAR
+from tests.methods.distill.test_train import PAIRS, _tiny_sentence_transformer
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def toy_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("toy")
+    tsv = root / "en-de.tsv"
+    tsv.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
+    return {"student": _tiny_sentence_transformer(root / "student", seed=1), "tsv": tsv}
+
+
+def _toy_config(inputs: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
+    options: dict[str, object] = {
+        "student": str(inputs["student"]),
+        "languages": ["de"],
+        "datasets": [],
+        "parallel_files": [f"de={inputs['tsv']}"],
+        "batch_size": 8,
+        "max_steps": 40,
+        "eval_steps": 10,
+        "save_total_limit": 10,
+        "learning_rate": 1e-3,
+        "dev_pairs_per_source": 10,
+        "dev_sts_pairs": 0,
+        "precision": "fp32",
+        "temperature": 0.1,
+        "output_dir": str(out),
+    }
+    options.update(extra)
+    return options
+
+
+def _cli(config: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", PLUGIN_ENV_VAR: "tests.methods.toy"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "polyembed", "train", "toy", "--config", str(config), *extra],
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def test_toy_method_trains_through_the_generated_command_and_resumes_exactly(
+    toy_inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    full_yaml, killed_yaml = tmp_path / "full.yaml", tmp_path / "killed.yaml"
+    full_yaml.write_text(yaml.safe_dump(_toy_config(toy_inputs, tmp_path / "full")))
+    killed_yaml.write_text(yaml.safe_dump(_toy_config(toy_inputs, tmp_path / "killed")))
+    full = _cli(full_yaml)
+    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
+
+    run = _cli(killed_yaml)
+    checkpoint = tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json"
+    deadline = time.time() + 300
+    while not checkpoint.exists() and run.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert run.poll() is None, "the run ended before it could be killed"
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    assert not (tmp_path / "killed" / "model").exists()
+    resumed = _cli(killed_yaml, "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
+
+    a = json.loads((tmp_path / "full" / "training.json").read_text())
+    b = json.loads((tmp_path / "killed" / "training.json").read_text())
+    assert a["method"] == b["method"] == "toy" and b["resumed_from"] and a["resumed_from"] is None
+    assert a["steps"] == b["steps"] == 40 and a["train_pairs_seen"] == b["train_pairs_seen"] == 40 * 8
+    assert [h["step"] for h in a["history"]] == [h["step"] for h in b["history"]] == [10, 20, 30, 40]
+    for entry_a, entry_b in zip(a["history"], b["history"], strict=True):
+        assert abs(entry_a["eval_dev_mean_accuracy"] - entry_b["eval_dev_mean_accuracy"]) < 1e-6
+    assert a["best"]["eval_dev_mean_accuracy"] > 0.2  # it learned: 10 dev pairs, chance is 0.1
+    assert (tmp_path / "killed" / "model" / "modules.json").is_file()
+
+
+def test_a_registered_method_gets_a_cli_command_with_its_own_options(toy_inputs: dict[str, Path], tmp_path) -> None:
+    import tests.methods.toy  # noqa: F401 - registers "toy" in this process
+    from polyembed.cli import add_train_commands, app
+
+    add_train_commands()
+    assert "toy" in {method.name for method in list_methods()}
+    runner = CliRunner()
+    help_text = runner.invoke(app, ["train", "toy", "--help"]).output
+    assert "--temperature" in help_text and "--batch-size" in help_text
+    bad = runner.invoke(app, ["train", "toy", "--temperature", "0", "--output-dir", str(tmp_path / "never")])
+    assert bad.exit_code == 2 and "--temperature: 0.0 is out of range" in bad.stderr
+    assert not (tmp_path / "never").exists()
+    result = train("toy", **_toy_config(toy_inputs, tmp_path / "api", max_steps=4, eval_steps=2), show_progress=False)
+    assert result.method == "toy" and result.steps == 4 and result.details == {"train_pairs": len(PAIRS) - 10}
+
+
+def test_unknown_methods_and_plugin_modules_are_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PolyembedError, match="unknown training method 'nope'; known: distill"):
+        get_method("nope")
+    monkeypatch.setenv(PLUGIN_ENV_VAR, "no_such_module_xyz")
+    monkeypatch.setattr("polyembed.methods.base.registry._discovered", False)
+    with pytest.raises(PolyembedError, match=r"\$POLYEMBED_METHODS: cannot import .*no_such_module_xyz"):
+        list_methods()

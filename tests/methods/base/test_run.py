@@ -1,0 +1,50 @@
+"""The run folder: created only after the checks, removed again when a run fails before its first
+checkpoint, kept once a checkpoint exists, and never deleted unless it is a polyembed run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polyembed.data.errors import PolyembedError
+from polyembed.methods.base import RunFolder, TrainConfig
+
+
+def _fail_inside(run: RunFolder, config: TrainConfig, make_checkpoint: bool = False) -> None:
+    with pytest.raises(RuntimeError), run.started(config, resume=False, overwrite=False):
+        assert (run.path / "config.yaml").is_file()
+        if make_checkpoint:
+            (run.checkpoints / "checkpoint-5").mkdir(parents=True)
+            (run.checkpoints / "checkpoint-5" / "trainer_state.json").write_text("{}")
+        raise RuntimeError("model failed to load")
+
+
+def test_a_failed_start_leaves_nothing_behind(tmp_path: Path) -> None:
+    run = RunFolder(tmp_path / "a" / "run")
+    _fail_inside(run, TrainConfig(output_dir=str(run.path)))
+    assert list(tmp_path.iterdir()) == []
+    mine = tmp_path / "mine"
+    mine.mkdir()  # the user's empty folder stays, emptied of what the run wrote
+    _fail_inside(RunFolder(mine), TrainConfig(output_dir=str(mine)))
+    assert mine.is_dir() and list(mine.iterdir()) == []
+
+
+def test_a_run_with_a_checkpoint_is_kept_for_resume(tmp_path: Path) -> None:
+    run = RunFolder(tmp_path / "run")
+    config = TrainConfig(output_dir=str(run.path))
+    _fail_inside(run, config, make_checkpoint=True)
+    assert run.last_checkpoint() == run.checkpoints / "checkpoint-5"
+    run.check(config, resume=True, overwrite=False)
+    with pytest.raises(PolyembedError, match=r"max_steps: None in the run, 9 now"):
+        run.check(TrainConfig(output_dir=str(run.path), max_steps=9), resume=True, overwrite=False)
+    with pytest.raises(PolyembedError, match="not empty"):
+        run.check(config, resume=False, overwrite=False)
+    run.check(config, resume=False, overwrite=True)  # a polyembed run: --overwrite may replace it
+
+
+def test_overwrite_never_deletes_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    (tmp_path / "thesis.txt").write_text("mine")
+    with pytest.raises(PolyembedError, match="not a polyembed run folder"):
+        RunFolder(tmp_path).check(TrainConfig(output_dir=str(tmp_path)), resume=False, overwrite=True)
+    assert (tmp_path / "thesis.txt").read_text() == "mine"
