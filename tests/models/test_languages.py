@@ -1,7 +1,8 @@
 import pytest
 
+from polyembed.data.errors import UnknownLanguageError
 from polyembed.data.registry import DATASETS
-from polyembed.models.languages import normalize_language
+from polyembed.models.languages import is_known_language, normalize_language, require_known_language
 
 
 @pytest.mark.parametrize(
@@ -17,3 +18,25 @@ def test_same_language_in_two_datasets_gets_one_code() -> None:
     tatoeba = {normalize_language(c) for c in DATASETS["tatoeba"].languages}
     xcopa = {normalize_language(c) for c in DATASETS["xcopa"].languages}
     assert {"et", "id", "it", "sw", "ta", "th", "tr", "vi", "zh"} <= tatoeba & xcopa
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [("tir", "ti"), ("lug", "lg"), ("nso", "nso"), ("quy", "quy"), ("fuv", "fuv"), ("zh-Hant", "zh"),
+     ("sr-Latn", "sr"), ("es-419", "es"), ("ger", "de"), ("tgl", "tl"), ("zsm", "ms"), ("ckb", "ckb")],
+)
+def test_every_iso_639_code_and_bcp47_tag_is_known_and_normalised(code: str, expected: str) -> None:
+    assert is_known_language(code) and normalize_language(code) == expected
+    assert require_known_language(code, "--languages") == expected
+
+
+@pytest.mark.parametrize("code", ["xq1", "xx", "zz", "germn", "und", "", "de-", "-"])
+def test_made_up_codes_are_refused_with_the_option(code: str) -> None:
+    assert not is_known_language(code)
+    with pytest.raises(UnknownLanguageError, match=f"--languages: unknown language code '{code}'"):
+        require_known_language(code, "--languages")
+
+
+def test_every_dataset_language_is_known() -> None:
+    codes = {(name, part) for name, info in DATASETS.items() for code in info.languages for part in code.split("-")}
+    assert not {(name, code) for name, code in codes if not is_known_language(code)}  # 'en-de' is a pair of codes

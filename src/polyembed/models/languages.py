@@ -1,145 +1,67 @@
-"""One spelling per language: datasets use ISO 639-1 ('de'), 639-3 ('deu') and variants ('cmn_Hans', 'es_LA').
+"""One spelling per language: datasets use ISO 639-1 ('de'), 639-3 ('deu'), 639-2/B ('ger') and BCP-47-like
+variants ('cmn_Hans', 'es_LA', 'zh-Hant').
 
-Language-routed models and the language identifier speak ISO 639-1 where a code exists, so every code a
-task passes to an encoder goes through `normalize_language` first.
+Codes are read with `langcodes` (the IANA language subtag registry, offline), so every ISO 639-1/639-3 code
+and BCP-47 tag is understood, and normalised to the primary language subtag: ISO 639-1 where one exists
+('deu' -> 'de'), else the ISO 639-3 code ('tir' -> 'ti' since Tigrinya has one; 'nso', 'quy', 'fuv' stay).
+Language-routed models and the language identifier speak that form, so every code a task passes to an
+encoder goes through `normalize_language` first.
 """
 
 from __future__ import annotations
 
-# ISO 639-3 (and 639-2/B, dataset spellings) -> ISO 639-1, for the languages of the registered datasets.
-_TO_ISO639_1 = {
-    "afr": "af",
-    "amh": "am",
-    "ara": "ar",
+import functools
+
+import langcodes
+
+# Individual languages that our datasets and langid name by their macrolanguage's ISO 639-1 code
+# (Tatoeba's 'cmn' and 'swh', FLORES' 'arb', 'pes', 'zsm', 'lvs'), and one non-ISO dataset spelling.
+_AS_MACROLANGUAGE = {
     "arb": "ar",
-    "aze": "az",
-    "bel": "be",
-    "ben": "bn",
-    "bos": "bs",
-    "bre": "br",
-    "bul": "bg",
-    "cat": "ca",
-    "ces": "cs",
-    "cze": "cs",
-    "cha": "ch",
     "cmn": "zh",
-    "cor": "kw",
-    "cym": "cy",
-    "dan": "da",
-    "deu": "de",
-    "ger": "de",
-    "ell": "el",
-    "eng": "en",
-    "epo": "eo",
-    "esp": "es",
-    "est": "et",
-    "eus": "eu",
-    "fao": "fo",
-    "fin": "fi",
-    "fra": "fr",
-    "fre": "fr",
-    "fry": "fy",
-    "gla": "gd",
-    "gle": "ga",
-    "glg": "gl",
-    "hau": "ha",
-    "heb": "he",
-    "hin": "hi",
-    "hrv": "hr",
-    "hun": "hu",
-    "hye": "hy",
-    "ibo": "ig",
-    "ido": "io",
-    "ile": "ie",
-    "ina": "ia",
-    "ind": "id",
-    "isl": "is",
-    "ita": "it",
-    "jav": "jv",
-    "jpn": "ja",
-    "kat": "ka",
-    "kaz": "kk",
-    "khm": "km",
-    "kin": "rw",
-    "kir": "ky",
-    "kor": "ko",
-    "kur": "ku",
-    "lat": "la",
-    "lit": "lt",
     "lvs": "lv",
-    "lav": "lv",
-    "mal": "ml",
-    "mar": "mr",
-    "mkd": "mk",
-    "mon": "mn",
-    "nld": "nl",
-    "nno": "nn",
-    "nob": "nb",
-    "oci": "oc",
     "pes": "fa",
-    "fas": "fa",
-    "pol": "pl",
-    "por": "pt",
-    "ron": "ro",
-    "rus": "ru",
-    "slk": "sk",
-    "slv": "sl",
-    "spa": "es",
-    "sqi": "sq",
-    "srp": "sr",
-    "swa": "sw",
-    "swe": "sv",
     "swh": "sw",
-    "tam": "ta",
-    "tat": "tt",
-    "tel": "te",
-    "tgl": "tl",
-    "tha": "th",
-    "tuk": "tk",
-    "tur": "tr",
-    "uig": "ug",
-    "ukr": "uk",
-    "urd": "ur",
-    "uzb": "uz",
-    "vie": "vi",
-    "xho": "xh",
-    "yid": "yi",
-    "yor": "yo",
-    "zho": "zh",
     "zsm": "ms",
-    "zul": "zu",
+    "tgl": "tl",  # langcodes reads Tagalog as Filipino ('fil'); langid and the datasets say 'tl'
+    "fil": "tl",
+    "esp": "es",  # a dataset spelling, not an ISO code
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse(code: str) -> langcodes.Language | None:
+    try:
+        return langcodes.Language.get(code.replace("_", "-"))
+    except (langcodes.LanguageTagError, ValueError):
+        return None
+
+
 def normalize_language(code: str | None) -> str | None:
-    """ISO 639-1 code when one exists ('deu' -> 'de', 'cmn_Hans' -> 'zh', 'es_LA' -> 'es'), else the
-    lower-cased ISO 639-3 code ('arq', 'kab'); None stays None."""
+    """The one spelling of a language code ('deu' -> 'de', 'cmn_Hans' -> 'zh', 'es_LA' -> 'es', 'tir' -> 'ti',
+    'nso' -> 'nso'); a code that cannot be read comes back lower-cased (see `is_known_language`); None stays
+    None."""
     if code is None:
         return None
-    base = code.strip().replace("-", "_").split("_")[0].lower()
-    if len(base) == 2:
-        return base
-    return _TO_ISO639_1.get(base, base)
-
-
-def _iso639_1_codes() -> frozenset[str]:
-    """ISO 639-1 codes: those of our datasets plus every language langid identifies."""
-    from langid.langid import LanguageIdentifier, model
-
-    identifier = LanguageIdentifier.from_modelstring(model)
-    return frozenset(_TO_ISO639_1.values()) | frozenset(identifier.nb_classes)
-
-
-_KNOWN: frozenset[str] | None = None
+    text = code.strip()
+    primary = text.replace("-", "_").split("_")[0].lower()
+    if primary in _AS_MACROLANGUAGE:
+        return _AS_MACROLANGUAGE[primary]
+    parsed = _parse(text)
+    language = parsed.language if parsed is not None else None
+    if not language:
+        return primary
+    return _AS_MACROLANGUAGE.get(language, language)
 
 
 def is_known_language(code: str) -> bool:
-    """Whether a normalized code is a language we can name: an ISO 639-1 code of our datasets or langid,
-    or an ISO 639-3 code in our table. Catches typos ('xx', 'germn') before a training run starts."""
-    global _KNOWN
-    if _KNOWN is None:
-        _KNOWN = _iso639_1_codes()
-    return code in _KNOWN or code in _TO_ISO639_1
+    """Whether a code names a language in the IANA registry (every ISO 639-1/639-3 code and BCP-47 tag).
+    Catches typos ('xx', 'germn', 'xq1') before a training run starts."""
+    primary = code.strip().replace("-", "_").split("_")[0].lower()
+    if primary in _AS_MACROLANGUAGE or primary in _AS_MACROLANGUAGE.values():
+        return True
+    parsed = _parse(code.strip())
+    return parsed is not None and parsed.language not in (None, "und") and parsed.is_valid()
 
 
 def require_known_language(code: str, option: str = "language") -> str:
@@ -147,6 +69,6 @@ def require_known_language(code: str, option: str = "language") -> str:
     from polyembed.data.errors import UnknownLanguageError
 
     normalized = normalize_language(code)
-    if not normalized or not is_known_language(normalized):
+    if not normalized or not is_known_language(code) or not is_known_language(normalized):
         raise UnknownLanguageError(f"{option}: unknown language code '{code}' (use an ISO 639-1 or 639-3 code)")
     return normalized

@@ -340,3 +340,19 @@ def test_resume_refuses_a_different_config(tiny: dict[str, Path], tmp_path: Path
     changed, origin2 = build_config(DistillConfig, None, _options(tiny, tmp_path / "run", max_steps=3, eval_steps=2))
     with pytest.raises(PolyembedError, match="differs"):
         train_distill(changed, origin=origin2, resume=True, show_progress=False)
+
+
+def test_any_iso_639_3_code_is_accepted_and_a_made_up_one_names_its_config_line(tiny, tmp_path: Path) -> None:
+    english, tigrinya = tmp_path / "a.en", tmp_path / "a.ti"
+    english.write_text("".join(f"{en}\n" for en, _ in PAIRS), encoding="utf-8")
+    tigrinya.write_text("".join(f"ትግርኛ {i}\n" for i in range(len(PAIRS))), encoding="utf-8")
+    options = _options(tiny, tmp_path / "x", languages=["tir"], parallel_files=[f"tir={english},{tigrinya}"])
+    data = prepare_data(*build_config(DistillConfig, None, options))
+    assert {source.language for source in data.train} == {"ti"}
+    code, text = _run_cli(
+        tmp_path,
+        f"teacher: {tiny['teacher']}\nlanguages:\n  - tir\n  - xq1\ndatasets: []\n"
+        f"parallel_files: ['tir={english},{tigrinya}']\noutput_dir: {tmp_path / 'never'}\n",
+    )
+    assert code == 2 and "unknown language 'xq1'" in text and "bad.yaml:4" in text
+    assert not (tmp_path / "never").exists()
