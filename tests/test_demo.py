@@ -82,3 +82,15 @@ def test_demo_tasks_follow_the_trained_languages() -> None:
     for name, kwargs in tasks.items():
         get_task(name, **kwargs)  # every option is accepted by its task
     assert demo_config_path().is_file()
+
+
+def test_demo_report_lists_the_kept_checkpoints_dev_measures_per_language() -> None:
+    from polyembed.demo import _per_language_dev_table
+
+    best = {"step": 48, "eval_dev_negative_mse": -0.2, "eval_dev_mean_accuracy": 0.9,
+            "eval_dev_de_mse_english": 0.1, "eval_dev_de_mse_translation": 0.3, "eval_dev_de_accuracy": 0.95,
+            "eval_dev_ha_mse_english": 0.1, "eval_dev_ha_mse_translation": 0.5, "eval_dev_ha_accuracy": 0.85}
+    table = "\n".join(_per_language_dev_table(best))
+    assert "step 48" in table and "| de | 0.1000 | 0.3000 | 0.950 |" in table
+    assert "| ha | 0.1000 | 0.5000 | 0.850 |" in table
+    assert "mean" not in table.split("per language:")[1] and _per_language_dev_table({}) == []

@@ -232,6 +232,27 @@ def run_demo(
     return summary
 
 
+def _per_language_dev_table(best: dict[str, float]) -> list[str]:
+    """The kept checkpoint's dev measures per language: a mean can hide a language that got worse."""
+    languages = [key.removeprefix("eval_dev_").removesuffix("_accuracy") for key in best
+                 if key.startswith("eval_dev_") and key.endswith("_accuracy") and key != "eval_dev_mean_accuracy"]
+    if not languages:
+        return []
+    rows = [
+        f"| {code} | {best[f'eval_dev_{code}_mse_english']:.4f} | {best[f'eval_dev_{code}_mse_translation']:.4f} | "
+        f"{best[f'eval_dev_{code}_accuracy']:.3f} |"
+        for code in languages
+    ]
+    return [
+        f"Kept checkpoint (step {best.get('step')}), per language:",
+        "",
+        "| language | MSE x100 student(English) | MSE x100 student(translation) | translation accuracy |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any]) -> None:
     """Stage the report, then publish its files into `out` (the run folder and other files stay)."""
     with publishing(out) as staging:
@@ -260,7 +281,7 @@ def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict
             "",
             "## Dev evaluation during training",
             "",
-            "| step | dev MSE x100 | translation accuracy | dev STS |",
+            "| step | dev MSE x100 (both terms) | translation accuracy (mean of languages) | dev STS |",
             "|---|---|---|---|",
             *[
                 f"| {h.get('step')} | {-h.get('eval_dev_negative_mse', float('nan')):.4f} | "
@@ -269,6 +290,7 @@ def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict
                 for h in training["history"]
             ],
             "",
+            *_per_language_dev_table(training["best"]),
         ]
         (staging / "report.md").write_text("\n".join(text), encoding="utf-8")
         (staging / "results.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -24,6 +24,7 @@ from polyembed.methods.base.run import CONFIG_FILE, RunFolder
 from polyembed.methods.base.student import apply_student_options
 from polyembed.methods.base.trainer import TrainingJob, TrainResult
 from polyembed.methods.distill.config import DistillConfig
+from polyembed.methods.distill.evaluation import DistillationDevEvaluator
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
 
 __all__ = ["CONFIG_FILE", "build_job", "fit_projection", "prepare_data", "train_distill"]
@@ -159,20 +160,13 @@ def _train_dataset(data: Bitext, store: Any):
 
 
 def _evaluator(data: Bitext, store: Any, batch_size: int):
-    """Dev measures of the paper (MSE on held-out pairs) plus translation accuracy and STS."""
+    """The paper's dev measures per language (`DistillationDevEvaluator`) plus English-X dev STS."""
     from sentence_transformers.sentence_transformer.evaluation import (
         EmbeddingSimilarityEvaluator,
-        MSEEvaluator,
         SequentialEvaluator,
-        TranslationEvaluator,
     )
 
-    english = [s for source in data.dev for s in source.english]
-    other = [s for source in data.dev for s in source.other]
-    evaluators = [
-        MSEEvaluator(english, other, teacher_model=store, name="dev", batch_size=batch_size, write_csv=False),
-        TranslationEvaluator(english, other, name="dev", batch_size=batch_size, write_csv=False),
-    ]
+    evaluators: list[Any] = [DistillationDevEvaluator(data.dev, store, batch_size, name="dev")]
     if data.dev_sts is not None:
         first, second, scores = data.dev_sts
         evaluators.append(
