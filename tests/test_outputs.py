@@ -136,3 +136,21 @@ def test_leftovers_of_interrupted_runs_are_removed_but_live_ones_kept(tmp_path: 
     with publishing(out) as staging:
         (staging / "report.md").write_text("# r")
     assert not stale.exists() and not legacy.exists() and live.exists()
+
+
+def test_atomic_dir_replaces_only_on_success_and_can_keep_a_finished_folder(tmp_path: Path) -> None:
+    from polyembed.outputs import atomic_dir
+
+    target = tmp_path / "model"
+    with atomic_dir(target) as staging:
+        (staging / "modules.json").write_text("v1")
+    with pytest.raises(RuntimeError), atomic_dir(target) as staging:
+        (staging / "modules.json").write_text("half")
+        raise RuntimeError("interrupted")
+    assert (target / "modules.json").read_text() == "v1" and sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    with atomic_dir(target, keep_if_present="modules.json") as staging:  # another process finished first
+        (staging / "modules.json").write_text("v2")
+    assert (target / "modules.json").read_text() == "v1"
+    with atomic_dir(target) as staging:
+        (staging / "modules.json").write_text("v3")
+    assert (target / "modules.json").read_text() == "v3" and target.stat().st_mode & 0o777 == default_mode(True)

@@ -110,6 +110,31 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+@contextlib.contextmanager
+def atomic_dir(target: str | Path, keep_if_present: str | None = None) -> Iterator[Path]:
+    """Yield a temp folder beside `target`; when the block succeeds the folder replaces `target` (an earlier
+    one is removed only then), when it fails the temp folder goes: readers never see half a folder.
+
+    `keep_if_present`: a file name; if another process completed `target` meanwhile (that file exists in
+    it), the new folder is discarded instead (e.g. two first-time conversions of the same model)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = make_temp_dir(target.parent, f".{target.name}-")
+    try:
+        yield staging
+        if keep_if_present is not None and (target / keep_if_present).is_file():
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
 def make_temp_dir(parent: Path, prefix: str) -> Path:
     """A fresh folder in `parent` with the usual permissions (mkdtemp alone gives 0700)."""
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import numpy as np
 
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceEncoder
+from polyembed.outputs import atomic_write
 
 
 def encoder_fingerprint(encoder: SentenceEncoder) -> str:
@@ -83,15 +82,7 @@ class EmbeddingStore:
     def _save(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         order = sorted(self._index, key=self._index.__getitem__)
-        for name, write in (
-            ("embeddings.npy", lambda handle: np.save(handle, self._vectors)),
-            ("sentences.json", lambda handle: handle.write(json.dumps(order, ensure_ascii=False).encode())),
-        ):
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    write(handle)
-                os.replace(tmp, self.directory / name)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        with atomic_write(self.directory / "embeddings.npy", "wb") as handle:
+            np.save(handle, self._vectors)
+        with atomic_write(self.directory / "sentences.json") as handle:
+            handle.write(json.dumps(order, ensure_ascii=False))

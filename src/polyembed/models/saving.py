@@ -5,14 +5,11 @@ caller asked for it: polyembed never deletes a folder of someone else's files.""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from polyembed.data.errors import PolyembedError
-from polyembed.outputs import check_output_dir, default_mode
+from polyembed.outputs import atomic_dir, check_output_dir
 
 MODEL_MARKERS = ("modules.json", "config.json")
 
@@ -43,19 +40,8 @@ def save_model_atomically(model: Any, target: str | Path, extra_files: dict[str,
     """Save a SentenceTransformer (plus `extra_files`: name -> text, e.g. a report) to `target`, replacing
     what was there only once everything is written, so an interrupted save never leaves half a model."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    os.chmod(tmp, default_mode(directory=True))
-    try:
-        model.save(str(tmp), create_model_card=False)
+    with atomic_dir(target) as staging:
+        model.save(str(staging), create_model_card=False)
         for name, text in (extra_files or {}).items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            (staging / name).write_text(text, encoding="utf-8")
     return target
