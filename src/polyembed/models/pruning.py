@@ -26,22 +26,16 @@ from typing import Any
 from polyembed.data.errors import PolyembedError
 from polyembed.data.io import read_text
 from polyembed.models.saving import check_model_output_dir, save_model_atomically
+from polyembed.models.tokenizer_surgery import (
+    CONFIG_TOKEN_IDS,
+    remap_post_processor,
+    sentence_transformer_of,
+    transformer_parts,
+    wrap_tokenizer,
+)
 
 REPORT_FILE = "polyembed_pruning.json"
 _SUPPORTED_MODELS = ("Unigram", "WordPiece", "WordLevel")
-_CONFIG_TOKEN_IDS = (
-    "pad_token_id",
-    "bos_token_id",
-    "eos_token_id",
-    "sep_token_id",
-    "cls_token_id",
-    "unk_token_id",
-    "mask_token_id",
-    "decoder_start_token_id",
-)
-_SPECIAL_ATTRS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
-
-
 class PruningError(PolyembedError):
     """The model or the request cannot be pruned (unsupported tokenizer, empty corpus, unknown token...)."""
 
@@ -61,16 +55,6 @@ class PruningReport:
     def load(cls, folder: str | Path) -> PruningReport:
         """Read the report written by `prune_vocabulary` into `folder`."""
         return cls(**json.loads(read_text(Path(folder) / REPORT_FILE)))
-
-
-def _as_sentence_transformer(model: Any) -> tuple[Any, str]:
-    """The SentenceTransformer behind `model` (see `polyembed.models.loading.as_sentence_transformer`)."""
-    from polyembed.models.loading import ModelNotAvailableError, as_sentence_transformer
-
-    try:
-        return as_sentence_transformer(model, "prune")
-    except ModelNotAvailableError as err:
-        raise PruningError(str(err)) from err
 
 
 def _corpus_token_ids(
@@ -120,23 +104,6 @@ def _resolve_keep_tokens(tokenizer: Any, keep_tokens: Iterable[str | int], size:
     return out
 
 
-def _remap_post_processor(spec: dict[str, Any] | None, remap: dict[int, int]) -> None:
-    """Renumber special-token ids inside a serialized post-processor (Template, Bert, Roberta, Sequence)."""
-    if not spec:
-        return
-    kind = spec.get("type")
-    if kind == "Sequence":
-        for child in spec.get("processors", []):
-            _remap_post_processor(child, remap)
-    elif kind == "TemplateProcessing":
-        for entry in spec.get("special_tokens", {}).values():
-            entry["ids"] = [remap[i] for i in entry["ids"]]
-    elif kind in {"BertProcessing", "RobertaProcessing"}:
-        for key in ("sep", "cls"):
-            token, old = spec[key]
-            spec[key] = [token, remap[old]]
-
-
 def _special_ids_in(spec: dict[str, Any] | None) -> set[int]:
     """Ids a serialized post-processor inserts (they must survive pruning)."""
     if not spec:
@@ -167,7 +134,8 @@ def _prune_tokenizer_spec(spec: dict[str, Any], kept: list[int]) -> tuple[dict[s
         raise PruningError(f"cannot prune a {kind} tokenizer")
     for token in spec.get("added_tokens", []):
         token["id"] = remap[token["id"]]
-    _remap_post_processor(spec.get("post_processor"), remap)
+    if spec.get("post_processor"):
+        spec["post_processor"] = remap_post_processor(spec["post_processor"], lambda token, old: remap[old])
     if spec.get("padding") and spec["padding"].get("pad_id") is not None:
         spec["padding"]["pad_id"] = remap[spec["padding"]["pad_id"]]
     return spec, remap
@@ -183,51 +151,8 @@ def _model_vocab_ids(spec: dict[str, Any]) -> tuple[list[int], str | None]:
     return sorted(model["vocab"].values()), None
 
 
-def _new_tokenizer(old: Any, backend_json: str) -> Any:
-    """A generic fast tokenizer (tokenizer_class TokenizersBackend) that reloads tokenizer.json verbatim.
-
-    Model-specific classes (BertTokenizer, XLMRobertaTokenizer) rebuild their pipeline from the vocabulary
-    on load in transformers 5, which would drop custom normalisers/pre-tokenisers; the generic class keeps
-    exactly what runs now.
-    """
-    from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    kwargs: dict[str, Any] = {}
-    for attr in _SPECIAL_ATTRS:
-        value = getattr(old, attr, None)
-        if value is not None:
-            kwargs[attr] = str(value)
-    extra = [str(t) for t in getattr(old, "additional_special_tokens", None) or []]
-    if extra:
-        kwargs["additional_special_tokens"] = extra
-    return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_str(backend_json),
-        model_max_length=old.model_max_length,
-        padding_side=old.padding_side,
-        truncation_side=old.truncation_side,
-        clean_up_tokenization_spaces=bool(getattr(old, "clean_up_tokenization_spaces", False)),
-        **kwargs,
-    )
-
-
 def _parameter_count(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))
-
-
-def transformer_parts(model: Any, error: type[PolyembedError] = PolyembedError) -> tuple[Any, Any, Any]:
-    """(Transformer module, its tokenizer, its HF model) of a SentenceTransformer, checked for what vocabulary
-    surgery (pruning, transfer) needs; a model that does not fit raises `error`."""
-    transformer = model[0]
-    tokenizer = getattr(transformer, "tokenizer", None)
-    hf_model = getattr(transformer, "auto_model", None)
-    if tokenizer is None or hf_model is None or not getattr(tokenizer, "is_fast", False):
-        raise error("the first module must be a Hugging Face Transformer with a fast tokenizer")
-    if getattr(transformer, "processor", tokenizer) is not tokenizer:
-        raise error("multimodal processors are not supported: the module's processor must be its tokenizer")
-    if hf_model.get_output_embeddings() is not None:
-        raise error("models with an output (LM) head tied to the vocabulary are not supported")
-    return transformer, tokenizer, hf_model
 
 
 def prune_vocabulary(
@@ -251,7 +176,7 @@ def prune_vocabulary(
     import torch
 
     output_dir = check_model_output_dir(output_dir, overwrite, error=PruningError)
-    model, source = _as_sentence_transformer(encoder_or_path)
+    model, source = sentence_transformer_of(encoder_or_path, "prune", PruningError)
     transformer, tokenizer, hf_model = transformer_parts(model, PruningError)
     spec = json.loads(tokenizer.backend_tokenizer.to_str())
     kind = spec["model"].get("type")
@@ -268,7 +193,7 @@ def prune_vocabulary(
     prompts = sorted({p for p in (model.prompts or {}).values() if p} | {""})
     used, n_sentences = _corpus_token_ids(tokenizer, corpus, prompts, batch_size)
     keep = used | added_ids | set(tokenizer.all_special_ids) | _special_ids_in(spec.get("post_processor"))
-    keep |= {i for attr in _CONFIG_TOKEN_IDS if isinstance(i := getattr(hf_model.config, attr, None), int)}
+    keep |= {i for attr in CONFIG_TOKEN_IDS if isinstance(i := getattr(hf_model.config, attr, None), int)}
     if spec["model"].get("unk_id") is not None:
         keep.add(spec["model"]["unk_id"])
     if spec.get("padding") and spec["padding"].get("pad_id") is not None:
@@ -283,7 +208,7 @@ def prune_vocabulary(
         raise PruningError(f"token id {kept[-1]} has no row in the {rows}-row embedding matrix")
 
     new_spec, remap = _prune_tokenizer_spec(spec, kept)
-    new_tokenizer = _new_tokenizer(tokenizer, json.dumps(new_spec, ensure_ascii=False))
+    new_tokenizer = wrap_tokenizer(json.dumps(new_spec, ensure_ascii=False), tokenizer)
     pad_id = getattr(embedding, "padding_idx", None)
     new_embedding = torch.nn.Embedding(
         len(kept),
@@ -300,7 +225,7 @@ def prune_vocabulary(
     pruned = copy.deepcopy(model, memo)
     pruned_hf = pruned[0].auto_model
     pruned_hf.config.vocab_size = len(kept)
-    for attr in _CONFIG_TOKEN_IDS:
+    for attr in CONFIG_TOKEN_IDS:
         value = getattr(pruned_hf.config, attr, None)
         if isinstance(value, int):
             setattr(pruned_hf.config, attr, remap.get(value))
