@@ -16,7 +16,7 @@ from polyembed.models import (
     identify_languages,
     load_model,
 )
-from tests.models.test_pruning import make_tiny_hf_encoder
+from tests.helpers import make_tiny_hf_encoder
 
 
 def test_builtin_registry_describes_both_models() -> None:

@@ -10,82 +10,13 @@ import numpy as np
 import pytest
 
 from polyembed.models.pruning import PruningError, PruningReport, prune_vocabulary
+from tests.helpers import TRAINING_TEXTS, make_tiny_hf_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-TRAINING_TEXTS = [
-    "The quick brown fox jumps over the lazy dog.",
-    "A journey of a thousand miles begins with a single step.",
-    "She sells sea shells by the sea shore.",
-    "The weather today is sunny with a light breeze from the west.",
-    "Reading books every evening is a pleasant habit.",
-    "Our train to the capital leaves at nine in the morning.",
-    "Der schnelle braune Fuchs springt über den faulen Hund.",
-    "Heute ist das Wetter sonnig und warm.",
-    "Wir fahren morgen mit dem Zug nach Berlin.",
-    "Ich lese jeden Abend ein Buch.",
-    "Numbers like 12, 345 and 6789 appear in many texts.",
-    "Children play football in the park after school.",
-]
 CORPUS = TRAINING_TEXTS[:3] + TRAINING_TEXTS[6:8]
 OUTSIDE = ["Completely different words: zebra, xylophone, quantum physics!"]
-
-
-def make_tiny_hf_encoder(folder: Path, tokenizer_kind: str = "wordpiece", seed: int = 0) -> Path:
-    """A plain Hugging Face encoder folder: 2-layer random BERT + a tokenizer trained on TRAINING_TEXTS."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
-
-    if tokenizer_kind == "wordpiece":
-        specials = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
-        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=250, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-        )
-        first, last = "[CLS]", "[SEP]"
-    elif tokenizer_kind == "unigram":
-        specials = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
-        tok = Tokenizer(models.Unigram())
-        tok.normalizer = normalizers.NFKC()
-        tok.pre_tokenizer = pre_tokenizers.Metaspace()
-        tok.decoder = decoders.Metaspace()
-        trainer = trainers.UnigramTrainer(
-            vocab_size=200, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
-        )
-        first, last = "<s>", "</s>"
-    elif tokenizer_kind == "bpe":
-        specials = {"pad_token": "[PAD]", "unk_token": "[UNK]"}
-        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
-        tok.pre_tokenizer = pre_tokenizers.Whitespace()
-        trainer = trainers.BpeTrainer(vocab_size=200, special_tokens=["[PAD]", "[UNK]"])
-        first = last = None
-    else:  # pragma: no cover
-        raise ValueError(tokenizer_kind)
-    tok.train_from_iterator(TRAINING_TEXTS * 3, trainer=trainer)
-    if first is not None:
-        tok.post_processor = processors.TemplateProcessing(
-            single=f"{first} $A {last}",
-            special_tokens=[(first, tok.token_to_id(first)), (last, tok.token_to_id(last))],
-        )
-    hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=64, **specials)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=tok.get_vocab_size(),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        pad_token_id=tok.token_to_id(specials["pad_token"]),
-    )
-    BertModel(config).eval().save_pretrained(str(folder))
-    hf_tokenizer.save_pretrained(str(folder))
-    return folder
 
 
 def _tiny_sentence_transformer(tmp_path: Path, kind: str) -> SentenceTransformer:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from typer.testing import CliRunner
 from polyembed.data.errors import PolyembedError
 from polyembed.methods.base import get_method, list_methods, train
 from polyembed.methods.base.registry import PLUGIN_ENV_VAR
-from tests.methods.distill.test_train import PAIRS, _tiny_sentence_transformer
+from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -29,7 +27,7 @@ def toy_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("toy")
     tsv = root / "en-de.tsv"
     tsv.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
-    return {"student": _tiny_sentence_transformer(root / "student", seed=1), "tsv": tsv}
+    return {"student": tiny_sentence_transformer(root / "student", seed=1), "tsv": tsv}
 
 
 def _toy_config(inputs: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
@@ -70,14 +68,7 @@ def test_toy_method_trains_through_the_generated_command_and_resumes_exactly(
     full = _cli(full_yaml)
     assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
 
-    run = _cli(killed_yaml)
-    checkpoint = tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json"
-    deadline = time.time() + 300
-    while not checkpoint.exists() and run.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    assert run.poll() is None, "the run ended before it could be killed"
-    os.kill(run.pid, signal.SIGKILL)
-    run.wait()
+    kill_after(_cli(killed_yaml), tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json")
     assert not (tmp_path / "killed" / "model").exists()
     resumed = _cli(killed_yaml, "--resume")
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""

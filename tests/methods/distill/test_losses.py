@@ -10,7 +10,7 @@ import torch
 
 from polyembed.methods.distill.evaluation import DistillationDevEvaluator
 from polyembed.methods.distill.losses import distillation_loss
-from tests.methods.distill.test_train import _tiny_sentence_transformer
+from tests.helpers import tiny_sentence_transformer
 
 ENGLISH = ["the cat sees the house", "a dog likes my car", "my friend paints the sea"]
 OTHER = ["die katze sieht das haus", "ein hund mag mein auto", "mein freund malt das meer"]
@@ -19,7 +19,7 @@ OTHER = ["die katze sieht das haus", "ein hund mag mein auto", "mein freund malt
 def test_loss_is_the_mean_of_both_terms(tmp_path: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
-    student = SentenceTransformer(str(_tiny_sentence_transformer(tmp_path / "student", seed=1)), device="cpu")
+    student = SentenceTransformer(str(tiny_sentence_transformer(tmp_path / "student", seed=1)), device="cpu")
     student.eval()  # no dropout: the loss and the manual terms see the same embeddings
     targets = torch.randn(len(ENGLISH), student.get_embedding_dimension(), generator=torch.Generator().manual_seed(0))
     features = [student.tokenize(ENGLISH), student.tokenize(OTHER)]

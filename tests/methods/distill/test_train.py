@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,30 +19,7 @@ from polyembed.config import build_config
 from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
-from tests.models.test_pruning import make_tiny_hf_encoder
-
-SUBJECTS = [("the cat", "die katze"), ("a dog", "ein hund"), ("my friend", "mein freund"), ("the child", "das kind")]
-VERBS = [("sees", "sieht"), ("likes", "mag"), ("finds", "findet"), ("paints", "malt"), ("calls", "ruft")]
-OBJECTS = [("the house", "das haus"), ("a tree", "einen baum"), ("the sea", "das meer"), ("my car", "mein auto")]
-PAIRS = [(f"{s} {v} {o}", f"{sd} {vd} {od}") for s, sd in SUBJECTS for v, vd in VERBS for o, od in OBJECTS]
-
-
-def _tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32) -> Path:
-    """A 2-layer random BERT with mean pooling, saved as a sentence-transformers folder."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Transformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
-
-    hf = make_tiny_hf_encoder(folder.with_name(folder.name + "-hf"), "wordpiece", seed=seed)
-    if hidden != 32:
-        from transformers import BertConfig, BertModel
-
-        config = BertConfig.from_pretrained(str(hf))
-        config.hidden_size, config.intermediate_size = hidden, 2 * hidden
-        BertModel(config).save_pretrained(str(hf))
-    model = SentenceTransformer(modules=[Transformer(str(hf)), Pooling(hidden, pooling_mode="mean")], device="cpu")
-    model.save(str(folder))
-    return folder
+from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +29,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tsv.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
     return {
         "root": root,
-        "teacher": _tiny_sentence_transformer(root / "teacher", seed=0),
-        "student": _tiny_sentence_transformer(root / "student", seed=1),
-        "wide": _tiny_sentence_transformer(root / "wide", seed=2, hidden=48),
+        "teacher": tiny_sentence_transformer(root / "teacher", seed=0),
+        "student": tiny_sentence_transformer(root / "student", seed=1),
+        "wide": tiny_sentence_transformer(root / "wide", seed=2, hidden=48),
         "tsv": tsv,
     }
 
@@ -246,14 +221,7 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tiny: dict[str, Path], tm
     full = _cli(config_full)
     assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
 
-    run = _cli(config_killed)
-    first_checkpoint = tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json"
-    deadline = time.time() + 300
-    while not first_checkpoint.exists() and run.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    assert run.poll() is None, "the run ended before it could be killed"
-    os.kill(run.pid, signal.SIGKILL)
-    run.wait()
+    kill_after(_cli(config_killed), tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json")
     assert not (tmp_path / "killed" / "model").exists()
 
     resumed = _cli(config_killed, "--resume")

@@ -1,0 +1,116 @@
+"""Test helpers shared across the suite: tiny models built in seconds, a toy bitext, and a SIGKILL helper
+for exact-resume tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+TRAINING_TEXTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "A journey of a thousand miles begins with a single step.",
+    "She sells sea shells by the sea shore.",
+    "The weather today is sunny with a light breeze from the west.",
+    "Reading books every evening is a pleasant habit.",
+    "Our train to the capital leaves at nine in the morning.",
+    "Der schnelle braune Fuchs springt über den faulen Hund.",
+    "Heute ist das Wetter sonnig und warm.",
+    "Wir fahren morgen mit dem Zug nach Berlin.",
+    "Ich lese jeden Abend ein Buch.",
+    "Numbers like 12, 345 and 6789 appear in many texts.",
+    "Children play football in the park after school.",
+]
+
+def make_tiny_hf_encoder(folder: Path, tokenizer_kind: str = "wordpiece", seed: int = 0) -> Path:
+    """A plain Hugging Face encoder folder: 2-layer random BERT + a tokenizer trained on TRAINING_TEXTS."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    if tokenizer_kind == "wordpiece":
+        specials = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=250, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+        )
+        first, last = "[CLS]", "[SEP]"
+    elif tokenizer_kind == "unigram":
+        specials = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
+        tok = Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(
+            vocab_size=200, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
+        )
+        first, last = "<s>", "</s>"
+    elif tokenizer_kind == "bpe":
+        specials = {"pad_token": "[PAD]", "unk_token": "[UNK]"}
+        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        trainer = trainers.BpeTrainer(vocab_size=200, special_tokens=["[PAD]", "[UNK]"])
+        first = last = None
+    else:  # pragma: no cover
+        raise ValueError(tokenizer_kind)
+    tok.train_from_iterator(TRAINING_TEXTS * 3, trainer=trainer)
+    if first is not None:
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{first} $A {last}",
+            special_tokens=[(first, tok.token_to_id(first)), (last, tok.token_to_id(last))],
+        )
+    hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=64, **specials)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=tok.token_to_id(specials["pad_token"]),
+    )
+    BertModel(config).eval().save_pretrained(str(folder))
+    hf_tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+SUBJECTS = [("the cat", "die katze"), ("a dog", "ein hund"), ("my friend", "mein freund"), ("the child", "das kind")]
+VERBS = [("sees", "sieht"), ("likes", "mag"), ("finds", "findet"), ("paints", "malt"), ("calls", "ruft")]
+OBJECTS = [("the house", "das haus"), ("a tree", "einen baum"), ("the sea", "das meer"), ("my car", "mein auto")]
+PAIRS = [(f"{s} {v} {o}", f"{sd} {vd} {od}") for s, sd in SUBJECTS for v, vd in VERBS for o, od in OBJECTS]
+
+
+def tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32) -> Path:
+    """A 2-layer random BERT with mean pooling, saved as a sentence-transformers folder."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    hf = make_tiny_hf_encoder(folder.with_name(folder.name + "-hf"), "wordpiece", seed=seed)
+    if hidden != 32:
+        from transformers import BertConfig, BertModel
+
+        config = BertConfig.from_pretrained(str(hf))
+        config.hidden_size, config.intermediate_size = hidden, 2 * hidden
+        BertModel(config).save_pretrained(str(hf))
+    model = SentenceTransformer(modules=[Transformer(str(hf)), Pooling(hidden, pooling_mode="mean")], device="cpu")
+    model.save(str(folder))
+    return folder
+
+
+
+
+def kill_after(run: subprocess.Popen, marker: Path, timeout: float = 300) -> None:
+    """SIGKILL `run` as soon as `marker` exists (e.g. the first checkpoint's trainer_state.json)."""
+    deadline = time.time() + timeout
+    while not marker.exists() and run.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert run.poll() is None, "the run ended before it could be killed"
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
