@@ -27,6 +27,10 @@ from typing import Any
 
 import yaml
 
+from polyembed.config import parse_key_values
+from polyembed.data.errors import PolyembedError
+from polyembed.outputs import atomic_write
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "bench" / "distill"
@@ -35,10 +39,8 @@ START, END = "<!-- distill:start -->", "<!-- distill:end -->"
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    tmp = OUT / f".{name}.json.tmp"
-    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, OUT / f"{name}.json")
+    with atomic_write(OUT / f"{name}.json") as handle:
+        handle.write(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
 def _load(name: str) -> dict[str, Any] | None:
@@ -604,7 +606,10 @@ def main() -> None:
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
     args = parser.parse_args()
-    overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in getattr(args, "set", []))}
+    try:
+        overrides = parse_key_values(getattr(args, "set", []), "--set")
+    except PolyembedError as err:
+        parser.error(str(err))
     unset = [key for key, value in overrides.items() if value is None]
     if unset:  # build_config reads None as "not given", so the demo config's value would silently stay
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")

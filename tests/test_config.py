@@ -208,3 +208,16 @@ def test_undecodable_and_unreadable_config_files_name_their_line(tmp_path: Path)
     path.write_text("1: x\n", encoding="utf-8")  # a key that is not text
     with pytest.raises(DataError, match=r"run\.yaml:1: 1: unknown option"):
         build_config(DistillConfig, path)
+
+
+def test_key_value_options_are_parsed_one_way() -> None:
+    from polyembed.config import parse_key_values, parse_option_value
+
+    assert parse_key_values(["max-steps=400", "learning_rate=2e-5", "pivot=no", "datasets=[a, b]", "x=null",
+                             "flag=true", "name=de=x"], "--set") == {
+        "max_steps": 400, "learning_rate": 2e-5, "pivot": "no", "datasets": ["a", "b"], "x": None, "flag": True,
+        "name": "de=x",
+    }
+    assert parse_option_value("inf") == "inf" and parse_option_value("[1, 2.5]") == [1, 2.5]
+    with pytest.raises(PolyembedError, match="--task-arg expects KEY=VALUE, got 'novalue'"):
+        parse_key_values(["novalue"], "--task-arg")

@@ -77,32 +77,6 @@ def _split(values: str | None) -> list[str] | None:
     return [v.strip() for v in values.split(",") if v.strip()] if values else None
 
 
-def _parse_value(value: str) -> Any:
-    """A task option value: int, float, true/false, a comma list in [brackets], else the string itself."""
-    text = value.strip()
-    if text.startswith("[") and text.endswith("]"):
-        return [_parse_value(part) for part in text[1:-1].split(",") if part.strip()]
-    if text.lower() in {"true", "false"}:
-        return text.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _task_kwargs(pairs: list[str]) -> dict[str, Any]:
-    """Parse repeated KEY=VALUE task options."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise PolyembedError(f"--task-arg expects KEY=VALUE, got {pair!r}")
-        out[key.strip().replace("-", "_")] = _parse_value(value)
-    return out
-
-
 @app.command("eval")
 @clean_errors
 def eval_command(
@@ -130,10 +104,11 @@ def eval_command(
 
     Only the report's own files in --out are replaced (and those an earlier report wrote there); anything
     else in the folder is left alone."""
+    from polyembed.config import parse_key_values
     from polyembed.eval.api import evaluate
     from polyembed.eval.report import task_summary
 
-    task_kwargs = _task_kwargs(task_arg or [])
+    task_kwargs = parse_key_values(task_arg or [], "--task-arg")
     if languages:
         task_kwargs["languages"] = _split(languages)
     result = evaluate(

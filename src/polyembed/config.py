@@ -215,3 +215,35 @@ def describe_type(annotation: Any) -> str:
 def dump_config(config: Any) -> str:
     """The resolved config as YAML (saved beside a run so it can be repeated exactly)."""
     return yaml.safe_dump(dataclasses.asdict(config), sort_keys=False, allow_unicode=True)
+
+
+def parse_option_value(text: str) -> Any:
+    """A KEY=VALUE value: an int, a float ('2e-5' too), true/false, null, a comma list in [brackets], else the
+    text itself. Deliberately not YAML 1.1, which reads 'no' (Norwegian) and 'on' as booleans."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        return [parse_option_value(part) for part in text[1:-1].split(",") if part.strip()]
+    if text.lower() in {"true", "false"}:
+        return text.lower() == "true"
+    if text.lower() in {"null", "none", "~"}:
+        return None
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if kind is int or math.isfinite(value):
+            return value
+    return text
+
+
+def parse_key_values(pairs: list[str], flag: str) -> dict[str, Any]:
+    """Repeated KEY=VALUE options (`--task-arg`, a benchmark's `--set`) as a dict; dashes in keys become
+    underscores; a malformed pair is an error naming the flag."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PolyembedError(f"{flag} expects KEY=VALUE, got {pair!r}")
+        out[key.strip().replace("-", "_")] = parse_option_value(value)
+    return out
