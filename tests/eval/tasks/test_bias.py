@@ -13,7 +13,7 @@ from polyembed.eval.base import get_task
 from polyembed.eval.runner import run_tasks
 from polyembed.eval.tasks.bias import BIAS_TRACKS, _row_spearman, bootstrap_difference, language_bias
 from polyembed.models.encoder import SentenceEncoder
-from tests.eval.test_sts import make_sts2017, value
+from tests.eval.tasks.test_sts import make_sts2017, value
 
 
 def test_bias_arithmetic_by_hand() -> None:
