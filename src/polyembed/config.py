@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -108,7 +109,11 @@ def _yaml_error(path: Path, text: str, err: Exception) -> DataError:
 def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
     """A YAML mapping with the line of each key and list item; decoding and YAML errors name their line."""
     path = Path(path).expanduser()
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError as err:  # a name too long for the file system: is_dir() raises rather than says False
+        raise DataError(path, None, f"cannot read it ({err.strerror})") from None
+    if is_dir:
         raise DataError(path, None, "is a folder; a config is a YAML file")
     text = read_text(path)  # missing file, or not UTF-8: file:line
     try:
@@ -121,6 +126,24 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
         return {}, origin
     if not isinstance(node, yaml.MappingNode) or not isinstance(values, dict):
         raise DataError(path, node.start_mark.line + 1, "a config file must be a mapping of option: value")
+    # An integer no float can hold (a 400-digit number, 0x and 300 hex digits) would overflow range checks and
+    # messages later, far from its line: refuse it here, at its line. Aliases share nodes, hence `seen`.
+    constructor = yaml.constructor.SafeConstructor()
+    stack, seen = [node], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, yaml.MappingNode):
+            stack.extend(child for pair in item.value for child in pair)
+        elif isinstance(item, yaml.SequenceNode):
+            stack.extend(item.value)
+        elif item.tag == "tag:yaml.org,2002:int":
+            try:
+                float(constructor.construct_yaml_int(item))
+            except OverflowError:
+                raise DataError(path, item.start_mark.line + 1, "number too large (beyond the float range)") from None
     for key_node, value_node in node.value:
         key = str(key_node.value)
         origin.key_lines[key] = key_node.start_mark.line + 1
@@ -194,7 +217,7 @@ def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
     for spec in dataclasses.fields(config):
         key, value = spec.name, getattr(config, spec.name)
         if not _check_type(value, hints[key]):
-            raise origin.error(key, f"expected {describe_type(hints[key])}, got {value!r}")
+            raise origin.error(key, f"expected {describe_type(hints[key])}, got {reprlib.repr(value)}")
         bounds = spec.metadata.get("bounds", {})
         if isinstance(value, int | float) and not isinstance(value, bool) and not _in_range(value, bounds):
             raise origin.error(key, f"{value!r} is out of range: expected a value {describe_range(bounds)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,18 +33,18 @@ def _decode_lines(path: Path, raw: bytes, encoding: str = "utf-8") -> list[str]:
 def read_bytes(path: str | Path) -> bytes:
     """Read a file, transparently un-gzipping `.gz`; a missing file is a DataError naming it."""
     path = Path(path)
-    if path.is_dir():
-        raise DataError(path, None, "is a folder, expected a file")
-    if not path.is_file():
-        raise DataError(path, None, "file not found")
-    try:
+    try:  # is_dir()/is_file() raise OSError (not False) for a name too long for the file system
+        if path.is_dir():
+            raise DataError(path, None, "is a folder, expected a file")
+        if not path.is_file():
+            raise DataError(path, None, "file not found")
         data = path.read_bytes()
     except OSError as err:
         raise DataError(path, None, f"cannot read it ({err.strerror})") from None
     if path.suffix == ".gz":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as err:
+        except (OSError, EOFError, zlib.error) as err:  # zlib.error: a damaged deflate stream after a good header
             raise DataError(path, None, f"not a readable gzip file ({err})") from err
     return data
 

@@ -67,7 +67,10 @@ class ParallelFileSpec:
         parts = [part.strip() for part in files.split(",")]
         if not all(parts):
             raise PolyembedError(f"parallel file '{spec}': empty file name")
-        paths = tuple(Path(part).expanduser() for part in parts)
+        try:
+            paths = tuple(Path(part).expanduser() for part in parts)
+        except RuntimeError:  # '~name/...' for a user this machine does not have
+            raise PolyembedError(f"parallel file '{spec}': cannot expand '~' (no such user's home)") from None
         if len(paths) > 2:
             raise PolyembedError(f"parallel file '{spec}': at most two files (English first, then the other side)")
         return cls(language.strip(), paths)

@@ -68,7 +68,10 @@ def _parse_links(path: Path, line: int, text: str, offset: int) -> tuple[set[Lin
         match = _LINK.match(item)
         if not match:
             raise DataError(path, line, f"bad alignment link {item!r} (expected i-j or ipj)")
-        i, j = int(match[1]) - offset, int(match[3]) - offset
+        try:
+            i, j = int(match[1]) - offset, int(match[3]) - offset
+        except ValueError:  # more than 4300 digits: Python's int conversion limit
+            raise DataError(path, line, f"alignment link index too large in {item[:40]!r}...") from None
         if i < 0 or j < 0:
             raise DataError(path, line, f"link {item!r} has index 0 but this file is {offset}-indexed")
         (sure if match[2] == "-" else possible).add((i, j))
@@ -143,9 +146,13 @@ def _read_naacl(folder: Path, out_of_range: OutOfRange) -> list[AlignmentExample
         fields = line.split()
         if not fields:
             continue
-        if len(fields) not in (3, 4, 5) or not all(f.isdigit() for f in fields[:3]):
+        # isdecimal, not isdigit: int() refuses digits such as '²' that isdigit accepts
+        if len(fields) not in (3, 4, 5) or not all(f.isdecimal() for f in fields[:3]):
             raise DataError(gold_path, number, f"expected 'sentId srcIdx tgtIdx [S|P] [confidence]', got {line!r}")
-        sentence, i, j = (int(f) for f in fields[:3])
+        try:
+            sentence, i, j = (int(f) for f in fields[:3])
+        except ValueError:  # more than 4300 digits: Python's int conversion limit
+            raise DataError(gold_path, number, f"number too large in {line[:40]!r}...") from None
         kind = fields[3] if len(fields) > 3 else "S"
         if kind not in ("S", "P"):
             raise DataError(gold_path, number, f"link type must be S or P, got {kind!r}")

@@ -43,6 +43,10 @@ def _json_object(path: Path, line: int, text: str) -> dict[str, Any]:
         record = json.loads(text)
     except json.JSONDecodeError as err:
         raise DataError(path, line, f"invalid JSON ({err.msg} at column {err.colno})") from err
+    except ValueError as err:  # an integer of more than 4300 digits (Python's int conversion limit)
+        raise DataError(path, line, f"invalid JSON ({str(err).split(';')[0]})") from None
+    except RecursionError:
+        raise DataError(path, line, "invalid JSON (nested too deeply)") from None
     if not isinstance(record, dict):
         raise DataError(path, line, f"expected a JSON object, found {type(record).__name__}")
     return record
