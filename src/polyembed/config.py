@@ -1,8 +1,9 @@
 """Typed run configs: a dataclass per method, loaded from YAML, overridden by CLI flags, errors with file:line.
 
 Every field of a config dataclass is a YAML key and a CLI flag; a flag given on the command line wins
-over the file. Unknown keys, wrongly typed values, choices outside a `Literal` and numbers outside a field's
-range (`option(..., minimum=1)`) are reported with the file and line they came from (or the flag),
+over the file. Types, `Literal` choices and ranges (`option(..., minimum=1)`) are checked by pydantic in strict
+mode; unknown keys, wrongly typed values, choices and out-of-range numbers are reported with the file and
+line they came from (or the flag),
 and list items keep their own line numbers so later checks (an unknown language, a missing file) can
 point at the exact line too.
 """
@@ -10,15 +11,17 @@ point at the exact line too.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from polyembed.data.errors import DataError, PolyembedError
 from polyembed.data.io import read_text
@@ -52,15 +55,6 @@ def describe_range(bounds: dict[str, float]) -> str:
         return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
     return " and ".join(f"{symbols[key]} {shown(bounds[key])}" for key in symbols if key in bounds)
-
-
-def _in_range(value: float, bounds: dict[str, float]) -> bool:
-    return math.isfinite(value) and (
-        value >= bounds.get("minimum", -math.inf)
-        and value > bounds.get("above", -math.inf)
-        and value <= bounds.get("maximum", math.inf)
-        and value < bounds.get("below", math.inf)
-    )
 
 
 @dataclass
@@ -152,26 +146,6 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
     return {str(key): value for key, value in values.items()}, origin
 
 
-def _check_type(value: Any, annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Literal:
-        return any(value == choice and type(value) is type(choice) for choice in typing.get_args(annotation))
-    if origin in (typing.Union, types.UnionType):
-        return any(_check_type(value, arg) for arg in typing.get_args(annotation))
-    if annotation is type(None):
-        return value is None
-    if origin is list:
-        (item,) = typing.get_args(annotation) or (Any,)
-        return isinstance(value, list) and all(_check_type(v, item) for v in value)
-    if annotation is Any:
-        return True
-    if annotation is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, annotation)
-
-
 def _float_from_text(value: Any, annotation: Any) -> Any:
     """'2e-5' as a float: PyYAML (YAML 1.1) reads exponent notation without a dot as text, and every
     Hugging Face user writes learning rates that way."""
@@ -208,19 +182,44 @@ def build_config(
     return config, origin
 
 
+_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+
+
+@functools.cache
+def _field_validator(cls: type, name: str) -> tuple[TypeAdapter, dict[str, float]]:
+    """A strict pydantic validator for one config field: its type (Literal choices included) and range.
+    Strict: no '3' for 3, no true for 1, no NaN or infinity for a float."""
+    hint = typing.get_type_hints(cls)[name]
+    bounds = next(f for f in dataclasses.fields(cls) if f.name == name).metadata.get("bounds", {})
+    constraints: dict[str, Any] = {
+        "ge": bounds.get("minimum"),
+        "gt": bounds.get("above"),
+        "le": bounds.get("maximum"),
+        "lt": bounds.get("below"),
+    }
+    if hint is float or float in typing.get_args(hint):
+        constraints["allow_inf_nan"] = False
+    annotated = Annotated[hint, Field(**{k: v for k, v in constraints.items() if v is not None})]
+    return TypeAdapter(annotated, config=ConfigDict(strict=True)), bounds
+
+
 def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
-    """Check every field's type, choices (`Literal`) and range; the error names the YAML line or the flag.
+    """Check every field's type, choices (`Literal`) and range with pydantic; the error names the YAML line
+    or the flag.
 
     `build_config` calls it; training calls it again so a config built in Python gets the same rules."""
     origin = origin or ConfigOrigin()
     hints = typing.get_type_hints(type(config))
     for spec in dataclasses.fields(config):
         key, value = spec.name, getattr(config, spec.name)
-        if not _check_type(value, hints[key]):
-            raise origin.error(key, f"expected {describe_type(hints[key])}, got {reprlib.repr(value)}")
-        bounds = spec.metadata.get("bounds", {})
-        if isinstance(value, int | float) and not isinstance(value, bool) and not _in_range(value, bounds):
-            raise origin.error(key, f"{value!r} is out of range: expected a value {describe_range(bounds)}")
+        validator, bounds = _field_validator(type(config), key)
+        try:
+            validator.validate_python(value)
+        except ValidationError as err:
+            if {error["type"] for error in err.errors()} <= _RANGE_ERRORS:
+                expected = f"a value {describe_range(bounds)}" if bounds else "a finite number"
+                raise origin.error(key, f"{reprlib.repr(value)} is out of range: expected {expected}") from None
+            raise origin.error(key, f"expected {describe_type(hints[key])}, got {reprlib.repr(value)}") from None
 
 
 def describe_type(annotation: Any) -> str:
