@@ -78,12 +78,14 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     model = SentenceTransformer(result.model_dir, device="cpu")
     assert type(model[-1]).__name__ == "Dense"  # a different student gets the least-squares projection
     assert model.encode(["the cat sees the sea"]).shape == (1, 32)
-    # Training moved the student towards the teacher: dev MSE at the end beats the projection-only start.
+    # Training pulled the translations towards the teacher: their dev MSE beats the projection-only start by
+    # far. (Not the MSE of both terms: the English term starts at the projection's least-squares optimum and
+    # rises in the first steps of these tiny random models, so their sum can go either way after 8 steps.)
     config0, origin0 = build_config(
         DistillConfig, None, _options(tiny, tmp_path / "zero", max_steps=1, eval_steps=1, learning_rate=1e-12)
     )
     start = train_distill(config0, origin=origin0, show_progress=False)
-    assert result.best["eval_dev_negative_mse"] > start.best["eval_dev_negative_mse"]
+    assert result.best["eval_dev_mse_translation"] < 0.85 * start.best["eval_dev_mse_translation"]  # 0.56-0.70 seen
 
 
 def test_teacher_with_a_transferred_vocabulary_trains_and_reports_the_transfer(
