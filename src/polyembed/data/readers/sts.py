@@ -16,6 +16,7 @@ from pathlib import Path
 from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import iter_csv, parse_float, read_lines
 from polyembed.data.readers.kardes import KARDES_FOLDERS, kardes_file, read_kardes_rows
+from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultiwayText, ScoredPairs
 
 SCORE_TOLERANCE = 1e-6
@@ -160,7 +161,7 @@ def read_stsbenchmark(folder: Path, split: str = "test") -> ScoredPairs:
 
 # --------------------------------------------------------------------------------------------- STSb-multi-mt
 
-STSB_MULTI_MT_LANGUAGES = ("en", "de", "es", "fr", "it", "ja", "nl", "pl", "pt", "ru", "zh")
+STSB_MULTI_MT_LANGUAGES = get_dataset("stsb-multi-mt").languages  # the registry holds the one list
 
 
 def _read_stsb_multi_mt_file(folder: Path, language: str, split: str) -> tuple[Path, list[int], ScoredPairs]:
