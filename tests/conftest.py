@@ -54,8 +54,8 @@ def hashing_encoder() -> HashingEncoder:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real data root (../shared/data or $POLYEMBED_DATA); tests needing it skip when absent."""
-    from polyembed.data.errors import PolyembedError
     from polyembed.data.root import data_root
+    from polyembed.errors import PolyembedError
 
     try:
         return data_root()

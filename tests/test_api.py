@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import polyembed
-from polyembed.data.errors import PolyembedError, UnknownLanguageError
+from polyembed.errors import PolyembedError, UnknownLanguageError
 
 
 def test_encode_normalises_rows_and_accepts_known_codes(hashing_encoder) -> None:

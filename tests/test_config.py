@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from polyembed.config import ConfigOrigin, build_config, dump_config, option, read_yaml_mapping
-from polyembed.data.errors import DataError, PolyembedError
+from polyembed.errors import DataError, PolyembedError
 from polyembed.methods.distill.config import DEMO_LANGUAGES, DistillConfig
 
 

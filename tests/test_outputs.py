@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.outputs import (
     MANIFEST_FILE,
     STAGING_PREFIX,

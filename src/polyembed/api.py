@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.eval.api import evaluate
+from polyembed.languages import require_known_language
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.langid import identify_languages
-from polyembed.models.languages import require_known_language
 from polyembed.models.loading import load_model
 
 if TYPE_CHECKING:

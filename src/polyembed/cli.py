@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 
 class CleanErrorsGroup(TyperGroup):
@@ -157,7 +157,7 @@ def encode_command(
 
     from polyembed.api import encode_lines
     from polyembed.data.io import read_lines
-    from polyembed.models.languages import require_known_language
+    from polyembed.languages import require_known_language
     from polyembed.outputs import atomic_write, check_output_file
 
     output = check_output_file(output, "--output")

@@ -23,8 +23,8 @@ from typing import Annotated, Any, TypeVar
 import yaml
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
-from polyembed.data.errors import DataError, PolyembedError
 from polyembed.data.io import read_text
+from polyembed.errors import DataError, PolyembedError
 
 ConfigT = TypeVar("ConfigT")
 

@@ -20,8 +20,8 @@ from polyembed.config import build_config
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
 from polyembed.eval.tasks.sts import STS17_CROSS  # track 4b (es-en-wmt) is reported but kept out of means
+from polyembed.languages import normalize_language
 from polyembed.methods.base.bitext import STSB_MULTI_MT_LANGUAGES
-from polyembed.models.languages import normalize_language
 from polyembed.outputs import atomic_write, check_output_dir, publishing
 
 KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")

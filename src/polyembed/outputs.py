@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 MANIFEST_FILE = ".polyembed-outputs.json"
 """Files polyembed wrote into a report folder: only these are replaced or removed by the next report."""

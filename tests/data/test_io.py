@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError
 from polyembed.data.io import iter_csv, parse_float, read_lines, read_parallel
+from polyembed.errors import DataError
 
 
 def test_read_lines_strips_bom_and_reports_empty_line(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.parallel_sources import (
     ParallelFileSpec,
     ParallelSource,
@@ -16,6 +15,7 @@ from polyembed.data.parallel_sources import (
     read_parallel_tsv,
     split_dev,
 )
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 
 def write(path: Path, lines: list[str]) -> Path:

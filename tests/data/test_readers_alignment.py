@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.readers.alignment import ALIGNMENT_SETS, read_alignment_gold
 from polyembed.data.registry import get_dataset
+from polyembed.errors import DataError, UnknownLanguageError
 
 
 def write(path: Path, lines: list[str]) -> None:

@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from polyembed.config import read_yaml_mapping
-from polyembed.data.errors import DataError, PolyembedError
 from polyembed.data.io import iter_csv, parse_float, read_bytes, read_lines, read_parallel, read_text
 from polyembed.data.parallel_sources import (
     ParallelFileSpec,
@@ -58,6 +57,7 @@ from polyembed.data.readers.sts import (
     split_semrel_text,
 )
 from polyembed.data.types import MultipleChoiceItem, MultiwayText, ParallelText, ScoredPairs
+from polyembed.errors import DataError, PolyembedError
 
 FUZZ = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")),

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.readers.mcqa import (
     KARDES_XCOPA_LANGUAGES,
     XCOPA_LANGUAGES,
@@ -17,6 +16,7 @@ from polyembed.data.readers.mcqa import (
     read_xcopa,
 )
 from polyembed.data.registry import get_dataset
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 
 def _answers(correct: int, n: int = 4) -> list[dict[str, object]]:

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.readers.multiway import line_aligned_files, read_line_aligned_directory, read_multi30k
+from polyembed.errors import DataError, UnknownLanguageError
 
 
 def _write(folder: Path, name: str, lines: list[str]) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.readers.parallel import (
     read_mafand,
     read_muse_dictionary,
@@ -16,6 +15,7 @@ from polyembed.data.readers.parallel import (
     tatoeba_challenge_languages,
 )
 from polyembed.data.registry import get_dataset
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 
 def write(path: Path, lines: list[str]) -> Path:

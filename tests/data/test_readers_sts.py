@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.readers.sts import (
     read_kardes_sts,
     read_semrel,
@@ -17,6 +16,7 @@ from polyembed.data.readers.sts import (
     sts2017_track,
 )
 from polyembed.data.registry import get_dataset
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 # ----------------------------------------------------------------------------------------------- STS2017
 

@@ -43,7 +43,7 @@ class FailingMock(Task):
     )
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
-        from polyembed.data.errors import DataError
+        from polyembed.errors import DataError
 
         context.embed(["something"])
         raise DataError("corrupt.txt", 3, "cannot parse score 'x'")

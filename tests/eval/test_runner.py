@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import DataError
+from polyembed.errors import DataError
 from polyembed.eval.api import evaluate
 from polyembed.eval.runner import EmbeddingCache, run_tasks
 from tests.eval.mock_tasks import FailingMock, PairSimilarityMock
@@ -71,7 +71,7 @@ def test_rerun_replaces_only_the_reports_own_files(hashing_encoder, tmp_path: Pa
 
 
 def test_task_options_are_checked(tmp_path: Path) -> None:
-    from polyembed.data.errors import PolyembedError
+    from polyembed.errors import PolyembedError
     from polyembed.eval.base import get_task
 
     assert get_task("tatoeba", languages="deu, amh").languages == ("deu", "amh")
@@ -82,7 +82,7 @@ def test_task_options_are_checked(tmp_path: Path) -> None:
 
 
 def test_only_the_chosen_subsets_datasets_are_required(tmp_path: Path, shared_data: Path) -> None:
-    from polyembed.data.errors import DatasetNotFoundError
+    from polyembed.errors import DatasetNotFoundError
     from polyembed.eval.api import check_datasets
     from polyembed.eval.base import get_task
 

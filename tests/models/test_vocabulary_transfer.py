@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.models.vocabulary_transfer import (
     REPORT_FILE,
     VocabularyTransferError,

@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from polyembed.data.errors import DataError
+from polyembed.errors import DataError
 
 
 def _decode_lines(path: Path, raw: bytes, encoding: str = "utf-8") -> list[str]:

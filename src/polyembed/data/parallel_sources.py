@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import iter_csv, read_parallel
 from polyembed.data.readers.multiway import read_multi30k
 from polyembed.data.readers.parallel import (
@@ -25,7 +24,8 @@ from polyembed.data.readers.parallel import (
 )
 from polyembed.data.readers.sts import STS2017_TRACKS, read_sts2017, read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
-from polyembed.models.languages import is_known_language, normalize_language
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
+from polyembed.languages import is_known_language, normalize_language
 
 # Registry datasets usable as training bitext, with what they hold.
 TRAINING_DATASETS = {

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import DatasetNotFoundError, PolyembedError
 from polyembed.data.root import data_root
+from polyembed.errors import DatasetNotFoundError, PolyembedError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 ENV_VAR = "POLYEMBED_DATA"
 _override: Path | None = None

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root as resolve_data_root
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import Task, get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
 from polyembed.eval.runner import EvaluationResult, run_tasks

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from polyembed.data.errors import PolyembedError, UnknownLanguageError
+from polyembed.errors import PolyembedError, UnknownLanguageError
 
 
 @dataclass(frozen=True)

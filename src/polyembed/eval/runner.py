@@ -14,8 +14,8 @@ from tqdm.auto import tqdm
 
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
+from polyembed.languages import normalize_language
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
-from polyembed.models.languages import normalize_language
 
 
 class EmbeddingCache(EmbeddingProvider):

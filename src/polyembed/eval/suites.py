@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import Task, get_task
 
 # 20 Tatoeba languages: 10 high-resource, 10 low-resource (several with < 600 test pairs).

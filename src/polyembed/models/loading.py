@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceTransformerEncoder
 from polyembed.outputs import atomic_dir

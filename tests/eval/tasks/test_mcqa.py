@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.eval.base import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.mcqa import BelebeleTask, KardesXcopaTask, XcopaTask, choose_by_similarity, qa_pair

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from polyembed.data.errors import PolyembedError, UnknownLanguageError
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import ParallelText
+from polyembed.errors import PolyembedError, UnknownLanguageError
 from polyembed.eval.base import Score, get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.retrieval import (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from polyembed.data.errors import UnknownLanguageError
+from polyembed.errors import UnknownLanguageError
 from polyembed.eval.base import Score, get_task
 from polyembed.eval.runner import run_tasks
 from polyembed.eval.tasks.sts import STS17_CROSS, STS17_MONO

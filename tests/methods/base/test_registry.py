@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.methods.base import get_method, list_methods, train
 from polyembed.methods.base.registry import PLUGIN_ENV_VAR
 from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.methods.base import RunFolder, TrainConfig
 
 

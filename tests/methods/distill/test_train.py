@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from polyembed.cli import app
 from polyembed.config import build_config
-from polyembed.data.errors import DataError, UnknownLanguageError
+from polyembed.errors import DataError, UnknownLanguageError
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
 from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer
@@ -131,7 +131,7 @@ def test_frozen_layers_stay_fixed_and_dropout_is_set(tiny: dict[str, Path], tmp_
 
 
 def test_freezing_more_layers_than_the_student_has_is_an_error(tiny: dict[str, Path], tmp_path: Path) -> None:
-    from polyembed.data.errors import PolyembedError
+    from polyembed.errors import PolyembedError
 
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", freeze_layers=3))
     with pytest.raises(PolyembedError, match="freeze_layers=3: the student has 2 transformer layers"):
@@ -168,7 +168,7 @@ def test_orthogonal_projection_keeps_the_students_cosines(tiny: dict[str, Path])
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from polyembed.data.errors import PolyembedError
+    from polyembed.errors import PolyembedError
 
     student = SentenceTransformer(str(tiny["student"]), device="cpu")
     teacher = SentenceTransformer(str(tiny["teacher"]), device="cpu")
@@ -301,7 +301,7 @@ def test_language_without_data_is_an_error(tiny: dict[str, Path], tmp_path: Path
 
 
 def test_resume_refuses_a_different_config(tiny: dict[str, Path], tmp_path: Path) -> None:
-    from polyembed.data.errors import PolyembedError
+    from polyembed.errors import PolyembedError
 
     config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "run", max_steps=2, eval_steps=2))
     train_distill(config, origin=origin, show_progress=False)

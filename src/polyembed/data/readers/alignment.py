@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.io import read_lines
+from polyembed.errors import DataError, UnknownLanguageError
 
 Link = tuple[int, int]
 OutOfRange = Literal["keep", "drop", "error"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.io import iter_csv
+from polyembed.errors import DataError, UnknownLanguageError
 
 KARDES_FOLDERS = {"az": "azeri", "kk": "kazakh", "ky": "kyrgyz", "ug": "uyghur", "uz": "uzbek"}
 

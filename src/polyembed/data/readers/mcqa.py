@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import read_lines
 from polyembed.data.readers.kardes import KARDES_FOLDERS, kardes_file, read_kardes_rows
 from polyembed.data.types import MultipleChoiceItem
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 BELEBELE_FILES = {"eng": "eng_Latn.jsonl", "deu": "deu_Latn.jsonl"}
 XCOPA_LANGUAGES = ("et", "ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh")

@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from polyembed.data.errors import DataError, UnknownLanguageError
 from polyembed.data.io import read_lines
 from polyembed.data.types import MultiwayText
+from polyembed.errors import DataError, UnknownLanguageError
 
 NOT_LANGUAGES = frozenset({"md", "txt", "rst", "json", "jsonl", "csv", "tsv", "out", "gold", "py", "sh", "yaml"})
 """File suffixes that are documentation or other formats, never a language code."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import read_lines, read_parallel
 from polyembed.data.registry import TATOEBA_LANGUAGES
 from polyembed.data.types import ParallelText
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 TATOEBA_CHALLENGE_PREFIX = "tatoeba-test-v2021-08-07"
 TICO19_PREFIX = "tico19-test"

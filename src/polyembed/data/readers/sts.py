@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from polyembed.data.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.data.io import iter_csv, parse_float, read_lines
 from polyembed.data.readers.kardes import KARDES_FOLDERS, kardes_file, read_kardes_rows
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultiwayText, ScoredPairs
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 
 SCORE_TOLERANCE = 1e-6
 """Gold scores of row-aligned files (translations of one set) must agree to this precision."""

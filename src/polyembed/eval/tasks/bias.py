@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.readers.sts import STS2017_TRACKS
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 from polyembed.eval.tasks.sts import STS17_CROSS, STS17_MONO, spearman, sts17_results
 

@@ -40,12 +40,12 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.readers.kardes import KARDES_FOLDERS
 from polyembed.data.readers.multiway import read_multi30k
 from polyembed.data.readers.sts import read_kardes_multiway
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultiwayText
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 
 EMMAX_PAPER = "Guo et al. 2023, EMMA-X (NeurIPS), Appendix B.2 geometric analysis"

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from polyembed.data.errors import DataError, PolyembedError
 from polyembed.data.readers.mcqa import (
     BELEBELE_FILES,
     KARDES_XCOPA_LANGUAGES,
@@ -32,6 +31,7 @@ from polyembed.data.readers.mcqa import (
 )
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultipleChoiceItem
+from polyembed.errors import DataError, PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 
 MODULAR_PAPER = "Huang et al. 2024, Modular Sentence Encoders (arXiv 2407.14878), Belebele zero-shot MCQA"

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.readers.parallel import read_tatoeba_challenge, read_tico19
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import ParallelText
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 from polyembed.eval.tasks.retrieval import TATOEBA_CHALLENGE_LANGUAGES, TICO19_LANGUAGES, drop_duplicate_rows
 from polyembed.mining.margin import MARGINS, MODES, fit_threshold, mine, prf

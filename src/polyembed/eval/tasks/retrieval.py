@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from polyembed.data.errors import PolyembedError, UnknownLanguageError
 from polyembed.data.readers.multiway import line_aligned_files, read_line_aligned_directory
 from polyembed.data.readers.parallel import read_tatoeba, read_tatoeba_challenge, read_tico19
 from polyembed.data.registry import DATASETS, TATOEBA_LANGUAGES, get_dataset
 from polyembed.data.types import MultiwayText, ParallelText
+from polyembed.errors import PolyembedError, UnknownLanguageError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 from polyembed.mining.margin import margin_retrieve
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from polyembed.data.errors import PolyembedError
 from polyembed.data.readers.kardes import KARDES_FOLDERS
 from polyembed.data.readers.sts import (
     STS2017_TRACKS,
@@ -29,6 +28,7 @@ from polyembed.data.readers.sts import (
 )
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import ScoredPairs
+from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 
 STS17_MONO = ("ar-ar", "es-es", "en-en")

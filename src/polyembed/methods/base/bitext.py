@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import ConfigOrigin, validate_config
-from polyembed.data.errors import PolyembedError
 from polyembed.data.parallel_sources import ParallelFileSpec, ParallelSource, load_parallel_sources, split_dev
 from polyembed.data.readers.sts import read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root
+from polyembed.errors import PolyembedError
+from polyembed.languages import normalize_language
 from polyembed.methods.base.config import TrainConfig
-from polyembed.models.languages import normalize_language
 
 STSB_MULTI_MT_LANGUAGES = tuple(code for code in get_dataset("stsb-multi-mt").languages if code != "en")
 """stsb-multi-mt's non-English languages, from the registry: every one is row-aligned with English (ja

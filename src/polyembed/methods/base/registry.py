@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import ConfigOrigin, build_config, validate_config
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from polyembed.config import dump_config
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.models.saving import save_model_atomically
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 

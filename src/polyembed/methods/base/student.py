@@ -6,7 +6,7 @@ import resource
 from pathlib import Path
 from typing import Any
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 
 def freeze_lowest_layers(model: Any, count: int) -> None:

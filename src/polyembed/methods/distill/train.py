@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import ConfigOrigin
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import CONFIG_FILE, RunFolder
 from polyembed.methods.base.student import apply_student_options

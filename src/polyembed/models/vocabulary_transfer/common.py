@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 
 if TYPE_CHECKING:
     from scipy import sparse

@@ -1,8 +1,8 @@
 import pytest
 
-from polyembed.data.errors import UnknownLanguageError
 from polyembed.data.registry import DATASETS
-from polyembed.models.languages import is_known_language, normalize_language, require_known_language
+from polyembed.errors import UnknownLanguageError
+from polyembed.languages import is_known_language, normalize_language, require_known_language
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Errors for bad input: every message names the file and the line so a user can fix the data."""
+"""Errors for bad input: every message names the file and the line so a user can fix the data. A neutral
+module (like `polyembed.languages` and `polyembed.outputs`): data, models, methods and eval all import it."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def is_known_language(code: str) -> bool:
 
 def require_known_language(code: str, option: str = "language") -> str:
     """The normalized code, or an error naming the option: a typo ('xx', 'germn') must not reach a model."""
-    from polyembed.data.errors import UnknownLanguageError
+    from polyembed.errors import UnknownLanguageError
 
     normalized = normalize_language(code)
     if not normalized or not is_known_language(code) or not is_known_language(normalized):
