@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from polyembed.config import parse_key_values
-from polyembed.data.errors import PolyembedError
+from polyembed.errors import PolyembedError
 from polyembed.outputs import atomic_write
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
