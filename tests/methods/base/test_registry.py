@@ -5,9 +5,7 @@ resumes exactly after SIGKILL, with no edit outside its folder."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +15,7 @@ from typer.testing import CliRunner
 from polyembed.errors import PolyembedError
 from polyembed.methods.base import get_method, list_methods, train
 from polyembed.methods.base.registry import PLUGIN_ENV_VAR
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer
-
-REPO = Path(__file__).resolve().parents[3]
+from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +48,7 @@ def _toy_config(inputs: dict[str, Path], out: Path, **extra: object) -> dict[str
 
 
 def _cli(config: Path, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", PLUGIN_ENV_VAR: "tests.methods.toy"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "train", "toy", "--config", str(config), *extra],
-        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    return train_in_subprocess("toy", config, *extra, env={PLUGIN_ENV_VAR: "tests.methods.toy"})
 
 
 def test_toy_method_trains_through_the_generated_command_and_resumes_exactly(

@@ -4,9 +4,7 @@ exact resume after SIGKILL, and bad input stopping the run before any model is l
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +17,7 @@ from polyembed.config import build_config
 from polyembed.errors import DataError, UnknownLanguageError
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer
+from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
 
 
 @pytest.fixture(scope="module")
@@ -203,13 +201,7 @@ def test_wide_student_is_projected_to_teacher_dimension(tiny: dict[str, Path], t
 
 
 def _cli(config: Path, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "train", "distill", "--config", str(config), *extra],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return train_in_subprocess("distill", config, *extra)
 
 
 def test_sigkill_then_resume_matches_uninterrupted_run(tiny: dict[str, Path], tmp_path: Path) -> None:
