@@ -75,6 +75,27 @@ CASES: list[tuple[str, list[str], str]] = [
     ("prune-corpus-missing", ["models", "prune", "{tmp}/missing.txt", "-o", "{tmp}/m"], "file not found"),
     ("prune-corpus-empty", ["models", "prune", "{tmp}/empty.txt", "-o", "{tmp}/m"], "no text"),
     ("prune-corpus-not-utf8", ["models", "prune", "{tmp}/latin1.txt", "-o", "{tmp}/m"], "latin1.txt:2"),
+    # ---- models transfer-vocabulary
+    ("tv-out-not-empty", ["models", "transfer-vocabulary", "{tmp}/good.txt", "-o", "{tmp}/afolder"], "not empty"),
+    ("tv-out-read-only", ["models", "transfer-vocabulary", "{tmp}/good.txt", "-o", "{ro}/m"], "cannot write in"),
+    ("tv-corpus-missing", ["models", "transfer-vocabulary", "{tmp}/missing.txt", "-o", "{tmp}/m"], "file not found"),
+    ("tv-corpus-empty", ["models", "transfer-vocabulary", "{tmp}/empty.txt", "-o", "{tmp}/m"], "no text"),
+    ("tv-corpus-not-utf8", ["models", "transfer-vocabulary", "{tmp}/latin1.txt", "-o", "{tmp}/m"], "latin1.txt:2"),
+    ("tv-unknown-language", ["models", "transfer-vocabulary", "xq1={tmp}/good.txt", "-o", "{tmp}/m"],
+     "unknown language code 'xq1'"),
+    ("tv-language-without-file", ["models", "transfer-vocabulary", "de=", "-o", "{tmp}/m"], "expected FILE or"),
+    ("tv-per-language-needs-lang", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--per-language", "-o",
+                                    "{tmp}/m"], "needs LANG=FILE"),
+    ("tv-unknown-space", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--auxiliary", "glove", "-o",
+                          "{tmp}/m"], "space must be one of ppmi-svd, fasttext"),
+    ("tv-unknown-unseen", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--unseen", "zero", "-o", "{tmp}/m"],
+     "unseen must be one of"),
+    ("tv-vocab-size-0", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size", "0", "-o", "{tmp}/m"],
+     "--vocab-size"),
+    ("tv-vocab-size-too-small", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size", "3", "-m",
+                                 "minilm-en", "-o", "{tmp}/m"], "larger than the 5 special tokens"),
+    ("tv-model-missing", ["models", "transfer-vocabulary", "{tmp}/good.txt", "-m", "{tmp}/no-model", "-o", "{tmp}/m"],
+     "no-model"),
     ("prune-model-missing", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/m", "-m", "{tmp}/no-model"],
      "does not exist"),
     ("prepare-unknown-model", ["models", "prepare", "nope"], "unknown built-in model 'nope'"),
@@ -221,7 +242,8 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(
 def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
-    assert {"eval", "encode", "models prune", "models prepare", "data list", "train distill", "demo"} <= covered
+    assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
+            "train distill", "demo"} <= covered
     assert len(CASES) >= 90
 
 

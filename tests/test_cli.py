@@ -145,3 +145,23 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_transfer_vocabulary_per_language_from_files(tmp_path: Path) -> None:
+    import json
+
+    german = tmp_path / "de.txt"
+    german.write_text("".join(f"der Hund sieht das Haus Nummer {i}.\n" for i in range(40)), encoding="utf-8")
+    zulu = tmp_path / "zu.txt"
+    zulu.write_text("".join(f"inja ibona indlu {i}.\n" for i in range(40)), encoding="utf-8")
+    out = tmp_path / "models"
+    result = runner.invoke(
+        app,
+        ["models", "transfer-vocabulary", f"deu={german}", f"zu={zulu}", "--per-language", "--vocab-size", "80",
+         "--auxiliary", "fasttext", "-m", "minilm-en", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    index = json.loads((out / "polyembed_languages.json").read_text())
+    assert sorted(index["languages"]) == ["de", "zu"]
+    assert index["languages"]["de"]["report"]["auxiliary"].startswith("fastText CBOW")
+    assert (out / "de" / "modules.json").is_file() and (out / "zu" / "tokenizer.json").is_file()

@@ -220,6 +220,60 @@ def models_prune(
     typer.echo(f"pruned model written to {path}")
 
 
+@models_app.command("transfer-vocabulary")
+@clean_errors
+def models_transfer_vocabulary(
+    corpus: Annotated[
+        list[str], typer.Argument(help="Target-language text files, FILE or LANG=FILE (one sentence per line).")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the new model (or one per language).")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    vocab_size: Annotated[int, typer.Option(help="Tokens in each new vocabulary.", min=1)] = 16000,
+    per_language: Annotated[
+        bool, typer.Option(help="One tokenizer and model per LANG (every corpus needs LANG=), not one joint one.")
+    ] = False,
+    auxiliary: Annotated[
+        str, typer.Option(help="FOCUS token space: ppmi-svd or fasttext (gensim, as in the FOCUS code).")
+    ] = "ppmi-svd",
+    unseen: Annotated[str, typer.Option(help="Rare new tokens: random (FOCUS) or decompose (old pieces).")] = "random",
+    seed: Annotated[int, typer.Option(min=0)] = 0,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
+    ] = False,
+) -> None:
+    """Give a model a new vocabulary trained on target-language text, FOCUS-initialised (continued training
+    then adapts it). --per-language makes one model per language, as the modular-encoder recipe does."""
+    from polyembed.data.io import read_lines
+    from polyembed.languages import require_known_language
+    from polyembed.models.saving import check_model_output_dir
+    from polyembed.models.vocabulary_transfer import check_choices
+
+    check_choices(unseen, auxiliary)
+    check_model_output_dir(out, overwrite, "--out")
+    texts: dict[str | None, list[str]] = {}
+    for spec in corpus:
+        prefix, sep, rest = spec.partition("=")
+        language, path = (prefix.strip(), rest) if sep else (None, spec)
+        if sep and not (language and rest):
+            raise PolyembedError(f"corpus '{spec}': expected FILE or LANG=FILE")
+        if per_language and language is None:
+            raise PolyembedError(f"corpus '{spec}': --per-language needs LANG=FILE for every corpus")
+        code = require_known_language(language, f"corpus '{spec}'") if language is not None else None
+        lines = [line for line in read_lines(path, allow_empty=True) if line.strip()]
+        if not lines:
+            raise PolyembedError(f"{path}: no text to train a vocabulary on")
+        texts.setdefault(code if per_language else None, []).extend(lines)
+    options = {"vocab_size": vocab_size, "auxiliary_space": auxiliary, "unseen": unseen, "seed": seed}
+    if per_language:
+        from polyembed.models.vocabulary_transfer import transfer_vocabulary_per_language
+
+        transfer_vocabulary_per_language(model, texts, out, overwrite=overwrite, **options)
+    else:
+        from polyembed.models.vocabulary_transfer import transfer_vocabulary
+
+        transfer_vocabulary(model, texts[None], out, overwrite=overwrite, **options)
+
+
 @data_app.command("list")
 @clean_errors
 def data_list(data_root: DataRootOption = None) -> None:

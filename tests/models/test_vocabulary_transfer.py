@@ -12,16 +12,19 @@ import pytest
 import torch
 
 from polyembed.errors import PolyembedError
+from polyembed.models.saving import LANGUAGE_MODELS_INDEX
 from polyembed.models.vocabulary_transfer import (
     REPORT_FILE,
     VocabularyTransferError,
     canonical_vocabulary,
     cooccurrence_embeddings,
+    fasttext_embeddings,
     focus_embeddings,
     sparsemax,
     swap_vocabulary,
     train_tokenizer,
     transfer_vocabulary,
+    transfer_vocabulary_per_language,
 )
 
 MIN_COUNT = 5
@@ -187,6 +190,22 @@ def test_cooccurrence_embeddings_reflect_shared_contexts() -> None:
         cooccurrence_embeddings([[0, 11]], 11)
 
 
+def test_fasttext_embeddings_reflect_shared_contexts_and_are_deterministic() -> None:
+    rng = random.Random(0)
+    # tokens 0/1 share their contexts (5 _ 6), token 2 has its own (7 _ 8), token 3 is too rare
+    sequences = [[5, rng.choice([0, 1]), 6] for _ in range(400)] + [[7, 2, 8] for _ in range(200)] + [[5, 3, 6]]
+    tokens = ["▁ka", "▁ko", "zz", "▁ki", "unused", "▁le", "▁ri", "▁mu", "▁pa"]
+    vectors, counts = fasttext_embeddings(sequences, tokens, dim=16, window=1, min_count=2, epochs=20)
+    assert counts.tolist()[:5] == [int(counts[0]), 400 - int(counts[0]), 200, 1, 0]
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    assert unit[0] @ unit[1] > unit[0] @ unit[2] + 0.2  # shared contexts are closer than disjoint ones
+    assert not vectors[3].any() and not vectors[4].any()  # too rare / unseen: no vector
+    again, _ = fasttext_embeddings(sequences, tokens, dim=16, window=1, min_count=2, epochs=20)
+    np.testing.assert_array_equal(vectors, again)
+    with pytest.raises(VocabularyTransferError, match="token ids"):
+        fasttext_embeddings([[0, 9]], tokens)
+
+
 # --------------------------------------------------------------------------------------------- FOCUS
 
 
@@ -318,6 +337,20 @@ def test_decompose_gives_unseen_tokens_the_mean_of_their_old_pieces(
         focus_embeddings(source_tokenizer, old_embeddings, new_tokenizer, corpus, unseen="mean")
 
 
+def test_fasttext_space_interpolates_like_the_ppmi_space(source_tokenizer, old_embeddings, transferred, corpus):
+    new_tokenizer, ppmi, ppmi_report = transferred
+    fasttext, report = _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus, space="fasttext", epochs=5)
+    assert report.auxiliary.startswith("fastText CBOW") and ppmi_report.auxiliary.startswith("PPMI-SVD")
+    assert report.copied_ids == ppmi_report.copied_ids  # the space changes only the interpolated rows
+    assert torch.equal(fasttext[report.copied_ids], ppmi[report.copied_ids])
+    assert report.interpolated > 0 and set(report.interpolated_ids) == set(ppmi_report.interpolated_ids)
+    weights = report.weights[report.interpolated_ids]
+    np.testing.assert_allclose(np.asarray(weights.sum(axis=1)).ravel(), 1.0, atol=1e-5)  # convex combinations
+    assert not torch.equal(fasttext[report.interpolated_ids], ppmi[report.interpolated_ids])
+    with pytest.raises(VocabularyTransferError, match="space must be one of"):
+        _focus(source_tokenizer, old_embeddings, new_tokenizer, corpus, space="word2vec")
+
+
 def test_focus_embeddings_rejects_bad_input(source_tokenizer, old_embeddings, transferred) -> None:
     new_tokenizer = transferred[0]
     with pytest.raises(PolyembedError, match="empty"):
@@ -377,6 +410,49 @@ def test_transfer_vocabulary_rejects_bad_input(minilm, corpus, tmp_path: Path) -
     assert not any(tmp_path.iterdir())
     with pytest.raises(VocabularyTransferError, match="shape"):
         swap_vocabulary(minilm, minilm.model[0].tokenizer, torch.zeros(10, 384))
+
+
+def test_per_language_mode_trains_one_tokenizer_per_language(minilm, corpus, tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    rng = random.Random(1)
+    other = [" ".join(rng.choice(["ngolo", "tshaba", "mvula", "kuzwa", "dlala"]) for _ in range(6)) for _ in range(300)]
+    out, reports = transfer_vocabulary_per_language(
+        minilm, {"deu": corpus, "zu": other}, tmp_path / "langs", vocab_size=120, min_count=MIN_COUNT, dim=16,
+        verbose=False,
+    )
+    assert sorted(reports) == ["de", "zu"]  # codes normalised
+    index = json.loads((out / LANGUAGE_MODELS_INDEX).read_text())
+    assert sorted(index["languages"]) == ["de", "zu"] and index["languages"]["de"]["folder"] == "de"
+    vocabularies = {}
+    for code in ("de", "zu"):
+        loaded = SentenceTransformer(str(out / code), device="cpu", local_files_only=True)
+        vocabularies[code] = set(loaded[0].tokenizer.get_vocab())
+        assert loaded.encode(["the dog sees a house."]).shape == (1, 384)
+        assert json.loads((out / code / REPORT_FILE).read_text())["copied"] == reports[code].copied
+    assert "blorfen" in vocabularies["de"] and "blorfen" not in vocabularies["zu"]  # each its own text only
+    assert "ngolo" in vocabularies["zu"] and "ngolo" not in vocabularies["de"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["langs"]
+
+    with pytest.raises(PolyembedError, match="not empty"):
+        transfer_vocabulary_per_language(minilm, {"de": corpus}, out, vocab_size=120, verbose=False)
+    transfer_vocabulary_per_language(minilm, {"zu": other}, out, vocab_size=120, overwrite=True, verbose=False)
+    assert sorted(p.name for p in out.iterdir()) == ["polyembed_languages.json", "zu"]
+
+
+def test_per_language_mode_rejects_bad_input_and_writes_nothing(minilm, corpus, tmp_path: Path) -> None:
+    target = tmp_path / "langs"
+    with pytest.raises(PolyembedError, match="unknown language code 'xq1'"):
+        transfer_vocabulary_per_language(minilm, {"xq1": corpus}, target, vocab_size=120, verbose=False)
+    with pytest.raises(PolyembedError, match="given twice"):
+        transfer_vocabulary_per_language(minilm, {"de": corpus, "deu": corpus}, target, vocab_size=120, verbose=False)
+    with pytest.raises(PolyembedError, match="zu corpus is empty"):
+        transfer_vocabulary_per_language(minilm, {"de": corpus, "zu": [" "]}, target, vocab_size=120, verbose=False)
+    with pytest.raises(PolyembedError, match="no languages"):
+        transfer_vocabulary_per_language(minilm, {}, target, vocab_size=120, verbose=False)
+    with pytest.raises(PolyembedError, match="special tokens"):  # fails while building: nothing is published
+        transfer_vocabulary_per_language(minilm, {"de": corpus}, target, vocab_size=3, verbose=False)
+    assert not any(tmp_path.iterdir())
 
 
 # --------------------------------------------------------------------------------------------- real German

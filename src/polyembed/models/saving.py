@@ -11,7 +11,9 @@ from typing import Any
 from polyembed.errors import PolyembedError
 from polyembed.outputs import atomic_dir, check_output_dir
 
-MODEL_MARKERS = ("modules.json", "config.json")
+LANGUAGE_MODELS_INDEX = "polyembed_languages.json"
+"""The index of a folder of per-language models (one sub-folder per language)."""
+MODEL_MARKERS = ("modules.json", "config.json", LANGUAGE_MODELS_INDEX)
 
 
 def is_model_dir(path: Path) -> bool:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from polyembed.config import option
 from polyembed.data.parallel_sources import TRAINING_DATASETS
-from polyembed.models.vocabulary_transfer import UnseenRule
+from polyembed.models.vocabulary_transfer import AuxiliarySpace, UnseenRule
 
 DEMO_LANGUAGES = ["de", "fr", "es", "ru", "zh", "ar", "tr", "kk", "sw", "ha"]
 # Every registered bitext but stsb-multi-mt, which is opt-in: its machine-translated STS-B train sentences
@@ -42,6 +42,11 @@ class TrainConfig:
         "random",
         "New tokens too rare in the bitext for a FOCUS vector: 'random' (FOCUS) or 'decompose' "
         "(mean of the old pieces that spell them).",
+    )
+    vocabulary_auxiliary: AuxiliarySpace = option(
+        "ppmi-svd",
+        "Token space FOCUS interpolates new tokens in: 'ppmi-svd' (count-based) or 'fasttext' (gensim "
+        "FastText CBOW, as in the FOCUS code).",
     )
     languages: list[str] = option(DEMO_LANGUAGES, "Non-English languages to learn (ISO 639-1 or 639-3 codes).")
     datasets: list[str] = option(

@@ -79,6 +79,7 @@ def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: P
                 init_dir,
                 vocab_size=config.vocabulary_size,
                 unseen=config.vocabulary_unseen,
+                auxiliary_space=config.vocabulary_auxiliary,
                 seed=config.seed,
                 overwrite=True,
                 verbose=verbose,

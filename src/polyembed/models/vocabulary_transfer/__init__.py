@@ -26,45 +26,58 @@ FOCUS (Dobler & de Melo, EMNLP 2023), as implemented here:
    away what the old model knew about the token's pieces (for me5-small, decompose scored 2.7 points of
    cross-lingual STS above random after 400 steps; docs/benchmarks.md, vocabulary comparisons).
 
-Auxiliary space: FOCUS trains fastText (CBOW) on the re-tokenised corpus. There is no clean fastText wheel for
-this stack, so we use the count-based equivalent: positive PMI (context-distribution smoothing 0.75,
-word2vec-style distance-weighted window) of the token co-occurrence matrix, factorised with a truncated SVD
-(vectors U·sqrt(S)). Levy & Goldberg (2014) show skip-gram/CBOW with negative sampling implicitly factorise
-this shifted-PMI matrix, and Levy, Goldberg & Dagan (2015) find PPMI-SVD on par with them for word
-similarity, especially on small corpora. So tokens are similar exactly when they occur in similar contexts
-of target text, which is what FOCUS uses fastText for. It is deterministic (seeded randomized SVD) and fast on
-CPU. Not reproduced: fastText's character n-gram vectors (FOCUS only uses vectors of tokens that fastText
-kept, i.e. that reached ``min_count``, so the n-grams only smooth those vectors).
+Auxiliary space (`auxiliary_space`): FOCUS trains fastText (CBOW) on the re-tokenised corpus; "fasttext"
+does that with gensim's FastText and the FOCUS code's settings (`fasttext_embeddings`). The default,
+"ppmi-svd", is the count-based equivalent: positive PMI (context-distribution smoothing 0.75, word2vec-style
+distance-weighted window) of the token co-occurrence matrix, factorised with a truncated SVD (vectors
+U·sqrt(S)). Levy & Goldberg (2014) show skip-gram/CBOW with negative sampling implicitly factorise this
+shifted-PMI matrix, and Levy, Goldberg & Dagan (2015) find PPMI-SVD on par with them for word similarity,
+especially on small corpora. Both make tokens similar exactly when they occur in similar contexts of target
+text, which is what FOCUS needs; PPMI-SVD is deterministic (seeded randomized SVD) and needs no training
+epochs, fastText adds character n-grams that smooth the vectors of the tokens it keeps. The two are compared
+in docs/benchmarks.md ("FOCUS auxiliary space").
 
-`transfer_vocabulary` does it all for a sentence-transformers model and saves a working folder.
+`transfer_vocabulary` does it all for a sentence-transformers model and saves a working folder;
+`transfer_vocabulary_per_language` trains one tokenizer per language and saves one model per language.
 """
 
-from polyembed.models.vocabulary_transfer.auxiliary import cooccurrence_embeddings
+from polyembed.models.vocabulary_transfer.auxiliary import cooccurrence_embeddings, fasttext_embeddings
 from polyembed.models.vocabulary_transfer.common import (
+    AUXILIARY_SPACES,
     REPORT_FILE,
     UNSEEN_RULES,
+    AuxiliarySpace,
     TokenizerKind,
     TransferReport,
     UnseenRule,
     VocabularyTransferError,
 )
-from polyembed.models.vocabulary_transfer.focus import focus_embeddings, sparsemax
+from polyembed.models.vocabulary_transfer.focus import check_choices, focus_embeddings, sparsemax
 from polyembed.models.vocabulary_transfer.tokenizer import canonical_vocabulary, source_kind, train_tokenizer
-from polyembed.models.vocabulary_transfer.transfer import swap_vocabulary, transfer_vocabulary
+from polyembed.models.vocabulary_transfer.transfer import (
+    swap_vocabulary,
+    transfer_vocabulary,
+    transfer_vocabulary_per_language,
+)
 
 __all__ = [
+    "AUXILIARY_SPACES",
     "REPORT_FILE",
     "UNSEEN_RULES",
+    "AuxiliarySpace",
     "TokenizerKind",
     "TransferReport",
     "UnseenRule",
     "VocabularyTransferError",
     "canonical_vocabulary",
+    "check_choices",
     "cooccurrence_embeddings",
+    "fasttext_embeddings",
     "focus_embeddings",
     "source_kind",
     "sparsemax",
     "swap_vocabulary",
     "train_tokenizer",
     "transfer_vocabulary",
+    "transfer_vocabulary_per_language",
 ]

@@ -1,18 +1,15 @@
-"""Step 3 of FOCUS: the auxiliary token space, PPMI-SVD of the re-tokenised corpus (see the package doc)."""
+"""Step 3 of FOCUS: the auxiliary token space of the re-tokenised corpus, either PPMI-SVD or fastText
+(see the package doc)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    pass
-from polyembed.models.vocabulary_transfer.common import (
-    VocabularyTransferError,
-)
+from polyembed.models.vocabulary_transfer.common import VocabularyTransferError
 
 
 def token_ids(tokenizer: Any, texts: Sequence[str], batch_size: int, show_progress: bool) -> list[list[int]]:
@@ -87,4 +84,69 @@ def cooccurrence_embeddings(
         return vectors, counts
     u, s, _ = randomized_svd(sub, n_components=rank, n_iter=7, random_state=seed)
     vectors[frequent, :rank] = (u * np.power(s, power)).astype(np.float32)
+    return vectors, counts
+
+
+def fasttext_embeddings(
+    sequences: Sequence[Sequence[int]],
+    tokens: Sequence[str],
+    *,
+    dim: int = 100,
+    window: int = 5,
+    min_count: int = 10,
+    epochs: int = 3,
+    negative: int = 10,
+    buckets: int = 200_000,
+    seed: int = 0,
+    workers: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Static token vectors from a fastText CBOW model trained on the re-tokenised corpus (FOCUS's own space).
+
+    `sequences` are token ids, `tokens[i]` the string of id i: fastText sees each token as a word, so its
+    character n-grams (3 to 6) are those of the token string. Settings follow the FOCUS code (deepfocus):
+    CBOW, `dim` 100, `negative` 10, `epochs` 3, `min_count` 10; learning rate 0.05 and sub-sampling 1e-4
+    are fastText's own defaults. `buckets` n-gram rows instead of fastText's 2M keep memory at dim x 800 KB;
+    only tokens that reach `min_count` get a vector, so the n-grams only smooth those. Returns (vectors,
+    counts) like `cooccurrence_embeddings`: an all-zero row means "no vector". One worker makes the result
+    depend on `seed` alone (gensim trains deterministically then, whatever PYTHONHASHSEED is).
+    """
+    try:
+        from gensim.models import FastText
+    except ImportError as err:  # pragma: no cover - gensim is a dependency
+        raise VocabularyTransferError("the fastText auxiliary space needs gensim: pip install gensim") from err
+
+    if window < 1 or dim < 1 or min_count < 1 or epochs < 1:
+        raise VocabularyTransferError("window, dim, min_count and epochs must be at least 1")
+    vocab_size = len(tokens)
+    counts = np.zeros(vocab_size, dtype=np.int64)
+    sentences: list[list[str]] = []
+    for sequence in sequences:
+        ids = np.asarray(sequence, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+            raise VocabularyTransferError(f"token ids must lie in 0..{vocab_size - 1}")
+        counts += np.bincount(ids, minlength=vocab_size)
+        if ids.size:
+            sentences.append([tokens[i] for i in ids])
+    vectors = np.zeros((vocab_size, dim), dtype=np.float32)
+    if not (counts >= min_count).any():
+        return vectors, counts
+    model = FastText(
+        vector_size=dim,
+        window=window,
+        min_count=min_count,
+        sg=0,
+        negative=negative,
+        alpha=0.05,
+        sample=1e-4,
+        min_n=3,
+        max_n=6,
+        bucket=buckets,
+        seed=seed,
+        workers=workers,
+    )
+    model.build_vocab(corpus_iterable=sentences)
+    model.train(corpus_iterable=sentences, total_examples=len(sentences), epochs=epochs)
+    index_of = {token: i for i, token in enumerate(tokens)}
+    for token in model.wv.index_to_key:
+        vectors[index_of[token]] = model.wv[token]
     return vectors, counts

@@ -18,6 +18,9 @@ UNSEEN_RULES: tuple[str, ...] = typing.get_args(UnseenRule)
 """How a new token without an auxiliary vector is initialised (see the module docstring, step 5)."""
 WORD_START = "▁"
 TokenizerKind = Literal["unigram", "wordpiece"]
+AuxiliarySpace = Literal["ppmi-svd", "fasttext"]
+AUXILIARY_SPACES: tuple[str, ...] = typing.get_args(AuxiliarySpace)
+"""Which static token space FOCUS interpolates in (see the package doc, step 3)."""
 
 
 class VocabularyTransferError(PolyembedError):

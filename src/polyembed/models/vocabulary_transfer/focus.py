@@ -13,10 +13,12 @@ if TYPE_CHECKING:
 from polyembed.models.tokenizer_surgery import (
     SPECIAL_ATTRS,
 )
-from polyembed.models.vocabulary_transfer.auxiliary import cooccurrence_embeddings, token_ids
+from polyembed.models.vocabulary_transfer.auxiliary import cooccurrence_embeddings, fasttext_embeddings, token_ids
 from polyembed.models.vocabulary_transfer.common import (
+    AUXILIARY_SPACES,
     UNSEEN_RULES,
     WORD_START,
+    AuxiliarySpace,
     TransferReport,
     VocabularyTransferError,
     corpus_texts,
@@ -61,9 +63,12 @@ def _special_map(old_tokenizer: Any, new_tokenizer: Any) -> dict[int, int]:
     return out
 
 
-def check_unseen(unseen: str) -> None:
+def check_choices(unseen: str, space: str) -> None:
+    """The two string options, checked before any work (the API takes plain strings)."""
     if unseen not in UNSEEN_RULES:
         raise VocabularyTransferError(f"unseen must be one of {', '.join(UNSEEN_RULES)}, not {unseen!r}")
+    if space not in AUXILIARY_SPACES:
+        raise VocabularyTransferError(f"space must be one of {', '.join(AUXILIARY_SPACES)}, not {space!r}")
 
 
 def _old_pieces(old_tokenizer: Any, new_tokenizer: Any, new_ids: Sequence[int]) -> dict[int, list[int]]:
@@ -91,6 +96,8 @@ def focus_embeddings(
     window: int = 5,
     min_count: int = 10,
     power: float = 0.5,
+    space: AuxiliarySpace = "ppmi-svd",
+    epochs: int = 3,
     auxiliary: np.ndarray | None = None,
     batch_size: int = 1024,
     chunk_size: int = 1024,
@@ -101,8 +108,9 @@ def focus_embeddings(
 
     Returns (new_embeddings of shape (len(new_tokenizer), hidden), report). Copied: special tokens (by
     string, then role) and tokens whose canonical form (see `canonical_vocabulary`) is in the old vocabulary.
-    Interpolated: other tokens with an auxiliary vector (`cooccurrence_embeddings` over `corpus` tokenised
-    with `new_tokenizer`; `dim`, `window`, `min_count`, `power` are its settings), as the sparsemax-weighted
+    Interpolated: other tokens with an auxiliary vector (`space`: "ppmi-svd" is `cooccurrence_embeddings`,
+    "fasttext" is `fasttext_embeddings`, both over `corpus` tokenised with `new_tokenizer`; `dim`, `window`,
+    `min_count` are their settings, `power` PPMI-SVD's, `epochs` fastText's), as the sparsemax-weighted
     convex combination of the anchors' old rows. Random: the rest, N(mean, std) of the old rows per
     dimension, from a generator seeded with `seed`. The result has the dtype of `old_embeddings`.
     `auxiliary` replaces the built-in space with your own static vectors (e.g. fastText trained on the
@@ -114,7 +122,7 @@ def focus_embeddings(
     from scipy import sparse
     from tqdm.auto import tqdm
 
-    check_unseen(unseen)
+    check_choices(unseen, space)
     texts = corpus_texts(corpus) if corpus is not None or auxiliary is None else []
     if old_embeddings.ndim != 2:
         raise VocabularyTransferError(f"old_embeddings must be a 2-d matrix, got shape {tuple(old_embeddings.shape)}")
@@ -147,10 +155,17 @@ def focus_embeddings(
     if auxiliary is None:
         sequences = token_ids(new_tokenizer, texts, batch_size, show_progress)
         corpus_tokens = int(sum(len(s) for s in sequences))
-        aux, _ = cooccurrence_embeddings(
-            sequences, new_size, dim=dim, window=window, min_count=min_count, power=power, seed=seed
-        )
-        aux_name = f"PPMI-SVD dim={dim} window={window} min_count={min_count} power={power}"
+        if space == "fasttext":
+            tokens = [token or "" for token in new_tokenizer.convert_ids_to_tokens(list(range(new_size)))]
+            aux, _ = fasttext_embeddings(
+                sequences, tokens, dim=dim, window=window, min_count=min_count, epochs=epochs, seed=seed
+            )
+            aux_name = f"fastText CBOW dim={dim} window={window} min_count={min_count} epochs={epochs}"
+        else:
+            aux, _ = cooccurrence_embeddings(
+                sequences, new_size, dim=dim, window=window, min_count=min_count, power=power, seed=seed
+            )
+            aux_name = f"PPMI-SVD dim={dim} window={window} min_count={min_count} power={power}"
     else:
         aux = np.asarray(auxiliary, dtype=np.float32)
         if aux.ndim != 2 or aux.shape[0] != new_size:

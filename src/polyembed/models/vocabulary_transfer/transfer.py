@@ -1,18 +1,20 @@
-"""The model side: swap a SentenceTransformer's tokenizer and input embeddings, and `transfer_vocabulary`,
-which runs every step and saves a working model folder."""
+"""The model side: swap a SentenceTransformer's tokenizer and input embeddings; `transfer_vocabulary`, which
+runs every step and saves a working model folder; `transfer_vocabulary_per_language`, one such model per
+language (the modular-encoder recipe: each language its own tokenizer, not one joint vocabulary)."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
-from polyembed.models.saving import check_model_output_dir, save_model_atomically
+from polyembed.languages import require_known_language
+from polyembed.models.saving import LANGUAGE_MODELS_INDEX, check_model_output_dir, save_model_atomically
 from polyembed.models.tokenizer_surgery import (
     CONFIG_TOKEN_IDS,
     SPECIAL_ATTRS,
@@ -21,13 +23,15 @@ from polyembed.models.tokenizer_surgery import (
 )
 from polyembed.models.vocabulary_transfer.common import (
     REPORT_FILE,
+    AuxiliarySpace,
     TokenizerKind,
     TransferReport,
     VocabularyTransferError,
     corpus_texts,
 )
-from polyembed.models.vocabulary_transfer.focus import check_unseen, focus_embeddings
+from polyembed.models.vocabulary_transfer.focus import check_choices, focus_embeddings
 from polyembed.models.vocabulary_transfer.tokenizer import train_tokenizer
+from polyembed.outputs import atomic_dir
 
 
 def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any:
@@ -102,6 +106,8 @@ def transfer_vocabulary(
     window: int = 5,
     min_count: int = 10,
     unseen: str = "random",
+    auxiliary_space: AuxiliarySpace = "ppmi-svd",
+    epochs: int = 3,
     overwrite: bool = False,
     verbose: bool = True,
 ) -> tuple[Path, TransferReport]:
@@ -109,7 +115,8 @@ def transfer_vocabulary(
 
     `model`: a polyembed SentenceTransformerEncoder, a SentenceTransformer, or a name/folder for
     `load_model`; it is not modified. Steps: `train_tokenizer` (same family and special tokens as the
-    model's, `vocab_size` tokens), `focus_embeddings` (settings `seed`, `dim`, `window`, `min_count`, `unseen`),
+    model's, `vocab_size` tokens), `focus_embeddings` (settings `seed`, `dim`, `window`, `min_count`, `unseen`;
+    `auxiliary_space` "ppmi-svd" or "fasttext", `epochs` for fastText),
     `swap_vocabulary`, then an atomic save (temp folder, then rename) of a standard sentence-transformers
     folder to `output_dir` (prompts preserved) with the report summary as polyembed_vocabulary_transfer.json.
     The corpus is held in memory. If the model has prompts (e.g. e5's "query: "), they are prepended
@@ -118,10 +125,93 @@ def transfer_vocabulary(
     continued training (MLM / distillation) to reach its full quality; FOCUS only makes a good start.
     """
     output_dir = check_model_output_dir(output_dir, overwrite, error=VocabularyTransferError)
-    check_unseen(unseen)
+    check_choices(unseen, auxiliary_space)
     st_model, source = sentence_transformer_of(model, "transfer the vocabulary of", VocabularyTransferError)
-    _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     texts = corpus_texts(corpus)
+    swapped, report = _transferred_model(
+        st_model, texts, vocab_size=vocab_size, kind=kind, seed=seed, dim=dim, window=window,
+        min_count=min_count, unseen=unseen, auxiliary_space=auxiliary_space, epochs=epochs, verbose=verbose,
+    )
+    report.source = source
+    save_model_atomically(swapped, output_dir, {REPORT_FILE: _report_text(report)})
+    if verbose:
+        print(report.summary())
+        print(f"saved to {output_dir}")
+    return output_dir, report
+
+
+def transfer_vocabulary_per_language(
+    model: Any,
+    corpora: Mapping[str, Iterable[str]],
+    output_dir: str | Path,
+    *,
+    vocab_size: int,
+    overwrite: bool = False,
+    verbose: bool = True,
+    **options: Any,
+) -> tuple[Path, dict[str, TransferReport]]:
+    """One model per language, each with its own tokenizer trained on that language's corpus only.
+
+    `corpora`: language code (ISO 639-1/-3 or BCP-47, normalised) -> its sentences. Writes
+    `output_dir/<language>/`, each a standard sentence-transformers folder made as `transfer_vocabulary`
+    makes one (`options` are its keyword settings), plus `output_dir/polyembed_languages.json` listing the
+    languages, folders and transfer reports. The whole folder is written all-or-nothing: a failure for any
+    language leaves no output. Why per language: a joint vocabulary trained on all languages gives a small
+    or low-resource language few tokens of its own; the modular-encoder recipe gives each its own.
+    """
+    output_dir = check_model_output_dir(output_dir, overwrite, error=VocabularyTransferError)
+    check_choices(options.get("unseen", "random"), options.get("auxiliary_space", "ppmi-svd"))
+    if not corpora:
+        raise VocabularyTransferError("no languages: give one corpus per language")
+    texts_of: dict[str, list[str]] = {}
+    for language, corpus in corpora.items():
+        code = require_known_language(language, "corpus language")
+        if code in texts_of:
+            raise VocabularyTransferError(f"language {language!r} is given twice (as {code})")
+        texts_of[code] = corpus_texts(corpus, f"{code} corpus")
+    st_model, source = sentence_transformer_of(model, "transfer the vocabulary of", VocabularyTransferError)
+    reports: dict[str, TransferReport] = {}
+    with atomic_dir(output_dir) as staging:
+        for code, texts in texts_of.items():
+            if verbose:
+                print(f"[{code}] {len(texts):,} sentences")
+            swapped, report = _transferred_model(st_model, texts, vocab_size=vocab_size, verbose=verbose, **options)
+            report.source = source
+            save_model_atomically(swapped, staging / code, {REPORT_FILE: _report_text(report)})
+            reports[code] = report
+            if verbose:
+                print(report.summary())
+        index = {code: {"folder": code, "report": report.to_dict()} for code, report in reports.items()}
+        (staging / LANGUAGE_MODELS_INDEX).write_text(
+            json.dumps({"source": source, "languages": index}, indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+    if verbose:
+        print(f"saved {len(reports)} language models to {output_dir}")
+    return output_dir, reports
+
+
+def _report_text(report: TransferReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _transferred_model(
+    st_model: Any,
+    texts: list[str],
+    *,
+    vocab_size: int,
+    kind: TokenizerKind | None = None,
+    seed: int = 0,
+    dim: int = 100,
+    window: int = 5,
+    min_count: int = 10,
+    unseen: str = "random",
+    auxiliary_space: AuxiliarySpace = "ppmi-svd",
+    epochs: int = 3,
+    verbose: bool = True,
+) -> tuple[Any, TransferReport]:
+    """The in-memory steps of `transfer_vocabulary`: new tokenizer, FOCUS embeddings, swapped copy."""
+    _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     prompts = sorted({p for p in (getattr(st_model, "prompts", None) or {}).values() if p})
     if prompts:
         cycle = ["", *prompts]
@@ -137,14 +227,8 @@ def transfer_vocabulary(
         window=window,
         min_count=min_count,
         unseen=unseen,
+        space=auxiliary_space,
+        epochs=epochs,
         show_progress=verbose,
     )
-    report.source = source
-    swapped = swap_vocabulary(st_model, new_tokenizer, embeddings)
-
-    report_text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    save_model_atomically(swapped, output_dir, {REPORT_FILE: report_text})
-    if verbose:
-        print(report.summary())
-        print(f"saved to {output_dir}")
-    return output_dir, report
+    return swap_vocabulary(st_model, new_tokenizer, embeddings), report

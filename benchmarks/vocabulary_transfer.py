@@ -1,0 +1,205 @@
+"""FOCUS auxiliary spaces compared: PPMI-SVD against fastText, one tokenizer per language (the modular recipe).
+
+  python benchmarks/vocabulary_transfer.py auxiliary [--languages de ru ...] [--vocab-size 8000] [--seeds 0 1]
+      [--unseen decompose]
+
+For each language, `transfer_vocabulary_per_language` gives the base model (me5-small) a tokenizer trained on
+that language's text only (the non-English side of the default training bitext) and FOCUS-initialised
+embeddings, once per auxiliary space. Nothing is trained afterwards, so the scores measure the initialisation
+alone, on LASER Tatoeba (held out from the training bitext):
+- `tatoeba`: X <-> eng retrieval accuracy (mean of both directions), X encoded by the new language model and
+  English by the base model: the new embeddings must land where the old ones did;
+- `cos`: mean cosine between the base model's and the new model's embedding of the same X sentence.
+Reference rows: the base model itself (upper bound of an initialisation) and `copy+random` (overlapping rows
+copied, every other row random: what the interpolation adds). Results -> results/bench/vocabulary/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+OUT = REPO / "results" / "bench" / "vocabulary"
+BASE_MODEL = "me5-small"
+TATOEBA_CODE = {"de": "deu", "ru": "rus", "tr": "tur", "ar": "ara", "ug": "uig", "tt": "tat"}
+"""Languages with text in the default training bitext and a LASER Tatoeba test set, largest corpus first
+(de 45.7k distinct sentences, ru 18.6k, tr 13.7k, ar 9.9k, ug 2.6k, tt 1.1k)."""
+SPACES = ("ppmi-svd", "fasttext")
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def _scores(encoder: Any, base_x: np.ndarray, english: np.ndarray, sentences: list[str]) -> dict[str, float]:
+    from polyembed.eval.tasks.retrieval import retrieval_accuracy
+
+    x = _unit(encoder.encode(sentences, batch_size=64))
+    both = (retrieval_accuracy(x, english) + retrieval_accuracy(english, x)) / 2
+    return {"tatoeba": round(both, 2), "cos": round(float((x * base_x).sum(axis=1).mean()), 4)}
+
+
+def _copy_random(model: Any, copied_ids: list[int], seed: int) -> Any:
+    """The same model with every non-copied row drawn from N(mean, std) of the base rows (FOCUS's random)."""
+    import copy
+
+    import torch
+
+    out = copy.deepcopy(model)
+    weight = out[0].auto_model.get_input_embeddings().weight
+    with torch.no_grad():
+        keep = torch.zeros(weight.shape[0], dtype=torch.bool)
+        keep[copied_ids] = True
+        copied = weight[keep]
+        noise = torch.randn(weight.shape, generator=torch.Generator().manual_seed(seed))
+        weight[~keep] = (copied.mean(dim=0) + copied.std(dim=0) * noise)[~keep]
+    return out
+
+
+def auxiliary(languages: list[str], vocab_size: int, seeds: list[int], unseen: str) -> dict[str, Any]:
+    from polyembed.data.parallel_sources import load_parallel_sources
+    from polyembed.data.readers.parallel import read_tatoeba
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+    from polyembed.methods.base.config import DEFAULT_TRAINING_DATASETS
+    from polyembed.models.encoder import SentenceTransformerEncoder
+    from polyembed.models.loading import as_sentence_transformer, load_model
+    from polyembed.models.vocabulary_transfer import transfer_vocabulary_per_language
+
+    root = data_root(None)
+    sources = load_parallel_sources(languages, DEFAULT_TRAINING_DATASETS, root, seed=0)
+    corpora = {code: list(dict.fromkeys(s for src in sources if src.language == code for s in src.other))
+               for code in languages}
+    base = load_model(BASE_MODEL)
+    base_st, _ = as_sentence_transformer(base)
+    rows: dict[str, Any] = {}
+    tests: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}
+    for code in languages:
+        test = read_tatoeba(get_dataset("tatoeba").path(root), TATOEBA_CODE[code])
+        base_x = _unit(base.encode(test.source, batch_size=64))
+        english = _unit(base.encode(test.target, batch_size=64))
+        tests[code] = (test.source, base_x, english)
+        base_score = _scores(base, base_x, english, test.source)
+        rows[code] = {"corpus_sentences": len(corpora[code]), "test_pairs": len(test), "base": base_score}
+        print(f"[{code}] {len(corpora[code]):,} sentences, base {base_score}", flush=True)
+    for seed in seeds:
+        for space in SPACES:
+            started = time.perf_counter()
+            folder, reports = transfer_vocabulary_per_language(
+                base_st, corpora, OUT / f"{space}-{unseen}-seed{seed}", vocab_size=vocab_size,
+                auxiliary_space=space, unseen=unseen, seed=seed, overwrite=True, verbose=False,
+            )
+            seconds = time.perf_counter() - started
+            for code in languages:
+                model, _ = as_sentence_transformer(load_model(str(folder / code)))
+                sentences, base_x, english = tests[code]
+                report = reports[code]
+                entry = {
+                    **_scores(SentenceTransformerEncoder(model, code), base_x, english, sentences),
+                    "vocabulary": report.target_vocab_size,
+                    "copied": report.copied,
+                    "interpolated": report.interpolated,
+                    "random": report.random,
+                    "decomposed": report.decomposed,
+                }
+                if space == SPACES[0]:  # the copied rows do not depend on the space
+                    random_model = _copy_random(model, report.copied_ids, seed)
+                    rows[code].setdefault("copy+random", {})[str(seed)] = _scores(
+                        SentenceTransformerEncoder(random_model, code), base_x, english, sentences
+                    )
+                rows[code].setdefault(space, {})[str(seed)] = entry
+                print(f"[{code}] {space} seed {seed}: {entry}", flush=True)
+            rows.setdefault("_seconds", {}).setdefault(space, {})[str(seed)] = round(seconds, 1)
+    payload = {
+        "base_model": BASE_MODEL,
+        "vocab_size": vocab_size,
+        "unseen": unseen,
+        "seeds": seeds,
+        "rows": rows,
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"auxiliary-{unseen}.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return payload
+
+
+def render(payload: dict[str, Any]) -> str:
+    """The markdown table of docs/benchmarks.md: per language, mean over seeds (min-max in brackets)."""
+    rows, seeds = payload["rows"], [str(s) for s in payload["seeds"]]
+
+    def cell(entries: dict[str, dict[str, float]], key: str) -> str:
+        values = [entries[s][key] for s in seeds]
+        mean = sum(values) / len(values)
+        digits = 3 if key == "cos" else 1
+        spread = f" [{min(values):.{digits}f}-{max(values):.{digits}f}]" if len(values) > 1 else ""
+        return f"{mean:.{digits}f}{spread}"
+
+    split_label = "copied / interp. / decomp. / random" if payload.get("unseen") == "decompose" else (
+        "copied / interp. / random")
+    lines = [
+        f"| language | sentences | vocabulary | {split_label} | base | copy+random | PPMI-SVD | fastText "
+        "| cos base: copy+random / PPMI-SVD / fastText |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    means: dict[str, list[float]] = {"base": [], "copy+random": [], "ppmi-svd": [], "fasttext": []}
+    for code, row in rows.items():
+        if code.startswith("_"):
+            continue
+        first = row["ppmi-svd"][seeds[0]]
+        total = first["vocabulary"]
+        kinds = ("copied", "interpolated", "random")
+        if payload.get("unseen") == "decompose":
+            kinds = ("copied", "interpolated", "decomposed", "random")
+        split = " / ".join(f"{100 * first[k] / total:.0f}%" for k in kinds)
+        lines.append(
+            f"| {code} | {row['corpus_sentences']:,} | {total:,} | {split} | {row['base']['tatoeba']:.1f} | "
+            f"{cell(row['copy+random'], 'tatoeba')} | {cell(row['ppmi-svd'], 'tatoeba')} | "
+            f"{cell(row['fasttext'], 'tatoeba')} | {cell(row['copy+random'], 'cos')} / "
+            f"{cell(row['ppmi-svd'], 'cos')} / {cell(row['fasttext'], 'cos')} |"
+        )
+        means["base"].append(row["base"]["tatoeba"])
+        for key in ("copy+random", "ppmi-svd", "fasttext"):
+            means[key].append(sum(row[key][s]["tatoeba"] for s in seeds) / len(seeds))
+    lines.append(
+        "| **mean** | | | | " + " | ".join(f"{sum(v) / len(v):.1f}" for v in means.values()) + " | |"
+    )
+    seconds = rows.get("_seconds", {})
+    timing = ", ".join(
+        f"{space} {sum(seconds[space].values()) / len(seconds[space]):.0f} s" for space in SPACES if space in seconds
+    )
+    lines.append(f"\nTime for all languages (tokenizers + FOCUS + save, mean over seeds): {timing}.")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("auxiliary", help="PPMI-SVD against fastText, per-language tokenizers")
+    p.add_argument("--languages", nargs="+", default=list(TATOEBA_CODE), choices=list(TATOEBA_CODE))
+    p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--unseen", choices=["random", "decompose"], default="random", help="rule for rare new tokens")
+    p = sub.add_parser("render", help="print the table of the last run")
+    p.add_argument("--unseen", choices=["random", "decompose"], default="random")
+    args = parser.parse_args()
+    if args.command == "auxiliary":
+        payload = auxiliary(args.languages, args.vocab_size, args.seeds, args.unseen)
+    else:
+        payload = json.loads((OUT / f"auxiliary-{args.unseen}.json").read_text(encoding="utf-8"))
+    print(render(payload))
+
+
+if __name__ == "__main__":
+    main()
