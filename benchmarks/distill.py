@@ -5,6 +5,7 @@
   python benchmarks/distill.py data-size                   # Table 6 of the paper: 1k/5k/10k/all, en-de and en-ar
   python benchmarks/distill.py vocabulary NAME --set K=V   # one student with vs without FOCUS vocabulary transfer
   python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
+  python benchmarks/distill.py forgetting --seeds 0 1      # full LASER Tatoeba, untrained vs the acceptance seeds
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
@@ -106,6 +107,35 @@ def acceptance(
         )
         payload = {"config": base.__dict__, "overrides": overrides, "baselines": rows, "baseline_scores": scores}
         _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
+
+
+def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None) -> None:
+    """Tatoeba in all 112 languages (every row unless `max_rows`) for the untrained student and each saved
+    acceptance seed model (same overrides as the acceptance run), compared language by language."""
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+    from polyembed.eval.forgetting import forgetting_report, forgetting_task_options
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.models.loading import load_model
+
+    def tatoeba(model_name: str) -> list[Any]:
+        task = get_task("tatoeba", **forgetting_task_options(max_rows))
+        return evaluate(load_model(model_name), [task]).scores
+
+    base, _ = build_config(DistillConfig, demo_config_path(), overrides)
+    untrained = tatoeba(base.student)
+    reports = {}
+    for seed in seeds:
+        config, _ = build_config(
+            DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
+        )
+        training, _ = _trained_run(config, None)
+        report = forgetting_report(untrained, tatoeba(training["model_dir"]), config.languages)
+        reports[str(seed)] = report.to_dict()
+        print(f"seed {seed}\n{report.markdown()}")
+        _save("forgetting", {"max_rows": max_rows, "overrides": overrides, "seeds": reports, "machine": _machine()})
 
 
 def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict[str, Any], float]:
@@ -503,6 +533,27 @@ def render() -> str:
                 f"{_f(h['tatoeba_accuracy'])} |"
             )
         lines.append("")
+    lost = _load("forgetting")
+    if lost:
+        rows_note = "every row" if lost["max_rows"] is None else f"{lost['max_rows']} rows per language"
+        lines += [
+            "",
+            f"Forgetting (`python benchmarks/distill.py forgetting`, same overrides): LASER Tatoeba in all 112 "
+            f"languages, {rows_note}, untrained student -> acceptance seed model, mean of both directions.",
+            "",
+            "| seed | trained languages: change (lost > 1) | other languages: change (lost > 1) | worst losses |",
+            "|---|---|---|---|",
+        ]
+        for seed, report in lost["seeds"].items():
+            summary = report["summary"]
+            worst = sorted((r for r in report["languages"] if r["change"] < 0), key=lambda r: r["change"])[:5]
+            cells = [
+                f"{summary[group]['change']:+.2f} ({summary[group]['lost_more_than_tolerance']})"
+                if group in summary else "-"
+                for group in ("trained", "not_trained")
+            ]
+            worst_text = ", ".join(f"{r['language']} {r['change']:+.1f}" for r in worst) or "none"
+            lines.append(f"| {seed} | {cells[0]} | {cells[1]} | {worst_text} |")
     vocab = _load("vocabulary")
     if vocab and "rows" in vocab:
         lines += [
@@ -604,6 +655,10 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=150)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
+    p = sub.add_parser("forgetting")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--max-rows", type=int, default=None, help="rows per language (default: all)")
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
     args = parser.parse_args()
     try:
@@ -615,6 +670,8 @@ def main() -> None:
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines, args.evaluate_only)
+    elif args.command == "forgetting":
+        forgetting(args.seeds, overrides, args.max_rows)
     elif args.command == "ablation":
         ablation(args.name, args.steps, args.seed, overrides)
     elif args.command == "throughput":

@@ -94,3 +94,18 @@ def test_demo_report_lists_the_kept_checkpoints_dev_measures_per_language() -> N
     assert "step 48" in table and "| de | 0.1000 | 0.3000 | 0.950 |" in table
     assert "| ha | 0.1000 | 0.5000 | 0.850 |" in table
     assert "mean" not in table.split("per language:")[1] and _per_language_dev_table({}) == []
+
+
+def test_forgetting_is_scored_in_every_tatoeba_language(tmp_path, shared_data) -> None:
+    """Two tiny students on the real LASER Tatoeba (3 rows per language): 112 languages, split by training."""
+    from polyembed.demo import evaluate_forgetting
+    from polyembed.models.loading import load_model
+    from tests.helpers import tiny_sentence_transformer
+
+    before = load_model(str(tiny_sentence_transformer(tmp_path / "a", seed=0)))
+    after = load_model(str(tiny_sentence_transformer(tmp_path / "b", seed=1)))
+    report = evaluate_forgetting(before, after, ["de", "kk"], shared_data, max_rows=3, show_progress=False)
+    assert len(report.languages) == 112 and all(row.test_pairs == 3 for row in report.languages)
+    assert sorted(row.language for row in report.group(trained=True)) == ["deu", "kaz"]
+    assert any(row.change != 0 for row in report.languages)  # two different models
+    assert "at most 3 pairs" in report.markdown()

@@ -2,9 +2,10 @@
 
 `run_demo` trains with the packaged `presets/distill-demo.yaml` (10 languages, ~10 minutes on 2 CPU
 cores), then evaluates the teacher, the untrained student and the distilled student on the same tasks
-(STS2017 mono + cross, stsb-multi-mt en-X, Kardes STS, Tatoeba for the trained languages, language bias)
-and writes one comparison report: results.json, report.md with tables, and plots. The same headline
-numbers (`headline_metrics`) feed benchmarks/distill.py.
+(STS2017 mono + cross, stsb-multi-mt en-X, Kardes STS, Tatoeba for the trained languages, language bias),
+plus a forgetting report (Tatoeba in all 112 languages, untrained against distilled student, see
+`polyembed.eval.forgetting`), and writes one comparison report: results.json, report.md with tables, and plots.
+The same headline numbers (`headline_metrics`) feed benchmarks/distill.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import build_config
+from polyembed.eval.forgetting import ForgettingReport, forgetting_report, forgetting_task_options
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
 from polyembed.eval.tasks.sts import STS17_CROSS  # track 4b (es-en-wmt) is reported but kept out of means
@@ -31,6 +33,9 @@ LASER_CODES = {
     "cs": "ces", "uz": "uzb", "ug": "uig", "tt": "tat", "az": "aze", "am": "amh", "xh": "xho", "yo": "yor",
 }  # fmt: skip
 STS17_ENGLISH = "en-en"
+FORGETTING_ROWS = 100
+"""Tatoeba rows per language in the demo's forgetting report: 112 languages x 2 sides x 100 rows keeps it to
+about a minute per model; benchmarks/distill.py scores every row."""
 
 
 def demo_config_path() -> Path:
@@ -64,6 +69,25 @@ def evaluate_on_demo_tasks(
     result = evaluate(model, tasks, data_root=data_root, show_progress=show_progress)
     result.model = label
     return result
+
+
+def evaluate_forgetting(
+    untrained: Any,
+    distilled: Any,
+    languages: list[str],
+    data_root: str | Path | None = None,
+    max_rows: int | None = FORGETTING_ROWS,
+    show_progress: bool = True,
+) -> ForgettingReport:
+    """Tatoeba in every language for the untrained and the distilled student, compared language by language."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+
+    scores = []
+    for model in (untrained, distilled):
+        task = get_task("tatoeba", **forgetting_task_options(max_rows))
+        scores.append(evaluate(model, [task], data_root=data_root, show_progress=show_progress).scores)
+    return forgetting_report(scores[0], scores[1], languages)
 
 
 def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
@@ -214,11 +238,18 @@ def run_demo(
 
     results: dict[str, EvaluationResult] = {"teacher": evaluation(load_model(settings.teacher), settings.teacher)}
     student_name = settings.teacher if settings.student == "teacher" else settings.student
-    results["untrained student"] = evaluation(load_model(student_name), f"{student_name} (untrained)")
+    untrained = load_model(student_name)
+    results["untrained student"] = evaluation(untrained, f"{student_name} (untrained)")
     if show_progress:
         print(f"== distilling {settings.teacher} into {student_name}")
     training = train_distill(settings, origin=origin, resume=False, overwrite=True, show_progress=show_progress)
-    results["distilled student"] = evaluation(load_model(training.model_dir), "distilled student")
+    distilled = load_model(training.model_dir)
+    results["distilled student"] = evaluation(distilled, "distilled student")
+    if show_progress:
+        print(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
+    forgetting = evaluate_forgetting(
+        untrained, distilled, settings.languages, settings.data_root, show_progress=show_progress
+    )
 
     summary = {
         "seconds": round(time.perf_counter() - started, 1),
@@ -227,8 +258,9 @@ def run_demo(
         "headline": with_teacher_ratio({name: headline_metrics(result) for name, result in results.items()}),
         "training": training.to_dict(),
         "results": {name: results_to_dict(result) for name, result in results.items()},
+        "forgetting": forgetting.to_dict(),
     }
-    _write_report(out, results, summary)
+    _write_report(out, results, summary, forgetting)
     return summary
 
 
@@ -253,7 +285,9 @@ def _per_language_dev_table(best: dict[str, float]) -> list[str]:
     ]
 
 
-def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any]) -> None:
+def _write_report(
+    out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any], forgetting: ForgettingReport
+) -> None:
     """Stage the report, then publish its files into `out` (the run folder and other files stay)."""
     with publishing(out) as staging:
         (staging / "plots").mkdir()
@@ -270,6 +304,12 @@ def _write_report(out: Path, results: dict[str, EvaluationResult], summary: dict
             "![headline](plots/headline.png)",
             "",
             comparison_markdown(results),
+            "## Forgetting: Tatoeba in every language, untrained -> distilled student",
+            "",
+            f"LASER Tatoeba retrieval (mean of both directions), {FORGETTING_ROWS} evenly spaced rows per language; "
+            "'in the training data' means the language is one of the run's languages.",
+            "",
+            forgetting.markdown(),
             "## Training sources",
             "",
             "| source | language | train pairs | dev pairs |",
