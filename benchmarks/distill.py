@@ -9,7 +9,9 @@
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
-then the docs section between the distill markers in docs/benchmarks.md is re-rendered from all saved JSON.
+then the docs section between the distill markers in docs/benchmarks.md is re-rendered from all saved JSON;
+when a table the docs show has no JSON here (results/ is not in git) the docs are left alone and the section
+is printed.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "bench" / "distill"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- distill:start -->", "<!-- distill:end -->"
+SECTION_SOURCES = ("acceptance", "forgetting", "throughput", "data-size", "vocabulary", "ablation")
+"""The saved JSON files the docs section is rendered from; a table the docs show is never dropped because its
+JSON is missing here."""
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
@@ -613,6 +618,14 @@ def render() -> str:
         lines.append("")
     lines.append(END)
     section = "\n".join(lines)
+    current = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else ""
+    shown = current[current.index(START) : current.index(END)] if START in current and END in current else ""
+    missing = [name for name in SECTION_SOURCES if f"benchmarks/distill.py {name}" in shown and _load(name) is None]
+    if missing:
+        # results/ is not in git: on another machine a re-render would drop every table whose JSON is absent
+        print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}; "
+              "copy the tables you re-measured from the section below by hand")
+        return section
     text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
     if START in text and END in text:
         text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
