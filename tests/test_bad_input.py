@@ -132,6 +132,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("distill-made-up-language", [*DISTILL, "--languages", "xq1", "--parallel-files", "xq1={tmp}/pairs.tsv"],
      "xq1"),
     ("distill-unknown-dataset", [*DISTILL, "--datasets", "nope"], "nope"),
+    ("distill-anchor-is-trained", [*DISTILL, "--anchor-files", "de={tmp}/good.txt"],
+     "'de' is also a trained language"),
+    ("distill-anchor-made-up", [*DISTILL, "--anchor-languages", "xq1"], "unknown language 'xq1'"),
+    ("distill-anchor-file-missing", [*DISTILL, "--anchor-files", "fr={tmp}/missing.txt"], "missing.txt"),
+    ("distill-anchor-file-empty", [*DISTILL, "--anchor-files", "fr={tmp}/empty.txt"], "no sentences"),
+    ("distill-anchor-file-not-utf8", [*DISTILL, "--anchor-files", "fr={tmp}/latin1.txt"], "latin1.txt:2"),
+    ("distill-anchor-cap-0", [*DISTILL, "--anchor-sentences-per-language", "0"], "out of range"),
     # ---- train distill: bitext
     ("distill-bitext-is-a-folder", [*DISTILL, "--parallel-files", "de={tmp}/afolder"], "afolder: is a folder"),
     ("distill-bitext-missing", [*DISTILL, "--parallel-files", "de={tmp}/missing.tsv"], "missing.tsv: file not found"),

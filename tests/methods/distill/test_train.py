@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from polyembed.cli import app
 from polyembed.config import build_config
-from polyembed.errors import DataError, UnknownLanguageError
+from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
 from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
@@ -317,4 +317,57 @@ def test_any_iso_639_3_code_is_accepted_and_a_made_up_one_names_its_config_line(
         f"parallel_files: ['tir={english},{tigrinya}']\noutput_dir: {tmp_path / 'never'}\n",
     )
     assert code == 2 and "unknown language 'xq1'" in text and "bad.yaml:4" in text
+    assert not (tmp_path / "never").exists()
+
+
+def _anchor_drift(model_dir: str, start_dir: str, sentences: list[str]) -> float:
+    """Mean squared distance between a trained student's and the untrained student's embeddings."""
+    from sentence_transformers import SentenceTransformer
+
+    trained = SentenceTransformer(model_dir, device="cpu").encode(sentences)
+    start = SentenceTransformer(start_dir, device="cpu").encode(sentences)
+    return float(((trained - start) ** 2).sum(axis=1).mean())
+
+
+def test_anchor_text_keeps_the_student_near_its_start(tiny: dict[str, Path], tmp_path: Path) -> None:
+    anchor_file = tmp_path / "fr.txt"
+    french = [f"le chat {i} voit la mer" for i in range(40)] + ["", "le chat 0 voit la mer"]  # blank and repeat
+    anchor_file.write_text("\n".join(french) + "\n", encoding="utf-8")
+    sentences = french[:40]
+    config0, origin0 = build_config(
+        DistillConfig, None, _options(tiny, tmp_path / "zero", max_steps=1, eval_steps=1, learning_rate=1e-12)
+    )
+    start = train_distill(config0, origin=origin0, show_progress=False)
+    runs = {}
+    for name, extra in (("free", {}), ("anchored", {"anchor_files": [f"fr={anchor_file}"]})):
+        config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / name, max_steps=12, **extra))
+        runs[name] = train_distill(config, origin=origin, show_progress=False)
+    anchors = [s for s in runs["anchored"].details["sources"] if s["source"] == "anchor"]
+    assert anchors == [
+        {"source": "anchor", "language": "fr", "train_pairs": 40, "dev_pairs": 0, "origin": f"file:{anchor_file}"}
+    ]
+    drift = {name: _anchor_drift(run.model_dir, start.model_dir, sentences) for name, run in runs.items()}
+    assert drift["anchored"] < 0.7 * drift["free"], drift
+
+
+def test_anchor_languages_are_checked_before_training(tiny: dict[str, Path], tmp_path: Path) -> None:
+    anchor_file = tmp_path / "de.txt"
+    anchor_file.write_text("ein Satz\n", encoding="utf-8")
+    code, text = _run_cli(
+        tmp_path,
+        f"teacher: {tiny['teacher']}\nlanguages: [de]\ndatasets: []\nparallel_files: ['de={tiny['tsv']}']\n"
+        f"anchor_files:\n  - de={anchor_file}\noutput_dir: {tmp_path / 'never'}\n",
+    )
+    assert code == 2 and "'de' is also a trained language" in text and "bad.yaml:6" in text
+    code, text = _run_cli(
+        tmp_path,
+        f"teacher: {tiny['teacher']}\nlanguages: [de]\ndatasets: []\nparallel_files: ['de={tiny['tsv']}']\n"
+        f"anchor_files: ['xq1={anchor_file}']\noutput_dir: {tmp_path / 'never'}\n",
+    )
+    assert code == 2 and "unknown language 'xq1'" in text
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    options = _options(tiny, tmp_path / "never", anchor_files=[f"fr={empty}"])
+    with pytest.raises(PolyembedError, match="empty.txt: no sentences"):
+        prepare_data(*build_config(DistillConfig, None, options))
     assert not (tmp_path / "never").exists()

@@ -1,7 +1,7 @@
 """Options of multilingual knowledge distillation (Reimers & Gurevych, 2020): YAML keys and CLI flags.
 
-Only the teacher, its batch size, the projection and the dev measure are distillation's own; everything else
-is the shared `TrainConfig`.
+Only the teacher, its batch size, the projection, the anchor text and the dev measure are distillation's own;
+everything else is the shared `TrainConfig`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,18 @@ class DistillConfig(TrainConfig):
         "least-squares",
         "How the projection is fitted: 'least-squares' (lowest MSE at step 0) or 'orthogonal' "
         "(a scaled rotation: keeps the student's own cosine similarities intact; equal dimensions only).",
+    )
+    anchor_languages: list[str] = option(
+        [],
+        "Languages without teacher targets whose text keeps the student near its starting point: MSE between "
+        "the student's and the untrained student's embedding of the same sentence (the non-English side of "
+        "`datasets`; must not be in `languages`). Each language is one more source in the balanced batches.",
+    )
+    anchor_files: list[str] = option(
+        [], "Monolingual anchor text of your own: LANG=FILE, one sentence per line (same role as anchor_languages)."
+    )
+    anchor_sentences_per_language: int = option(
+        1000, "Cap on the anchor sentences of each language (a seeded sample).", minimum=1
     )
     best_metric: Literal["mse", "translation", "sts"] = option(
         "mse", "Dev measure that picks the kept checkpoint: 'mse' (paper), 'translation' or 'sts'."

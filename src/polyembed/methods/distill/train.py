@@ -4,7 +4,8 @@ The method's own parts: `prepare_data` reads and validates all bitext (registry 
 file:line errors) and splits off the dev set; `build_job` embeds the English side once with the teacher
 (persistent `EmbeddingStore`), builds the student (optional FOCUS vocabulary transfer, a projection into the
 teacher's space), and hands the trainer `MSELoss` on balanced batches (`BalancedBatchSampler`) with the dev
-measures (MSE on held-out pairs, translation accuracy, STS). Run folder, checkpoints, exact resume, the best
+measures (MSE on held-out pairs, translation accuracy, STS). Optional anchor text (`anchors.py`) adds sources
+whose target is the untrained student's own embedding. Run folder, checkpoints, exact resume, the best
 checkpoint as `<output_dir>/model` and training.json come from the shared layer.
 """
 
@@ -14,6 +15,7 @@ import functools
 import json
 import math
 import random
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import CONFIG_FILE, RunFolder
 from polyembed.methods.base.student import apply_student_options
 from polyembed.methods.base.trainer import TrainingJob, TrainResult
+from polyembed.methods.distill.anchors import AnchorText, load_anchor_text
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.evaluation import DistillationDevEvaluator
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
@@ -39,9 +42,26 @@ BEST_METRICS = {
 }
 
 
-def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> Bitext:
-    """Read, validate and split all bitext before any model is loaded (errors name file and line)."""
-    return prepare_bitext(config, origin)
+@dataclass
+class DistillData(Bitext):
+    """The run's bitext plus its anchor text (sentences whose target is the untrained student's embedding)."""
+
+    anchors: list[AnchorText] = field(default_factory=list)
+
+    def describe(self) -> list[dict[str, Any]]:
+        anchors = [
+            {"source": "anchor", "language": a.language, "train_pairs": len(a), "dev_pairs": 0, "origin": a.origin}
+            for a in self.anchors
+        ]
+        return super().describe() + anchors
+
+
+def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> DistillData:
+    """Read, validate and split all bitext and anchor text before any model is loaded (errors name file and
+    line)."""
+    origin = origin or ConfigOrigin()
+    bitext = prepare_bitext(config, origin)
+    return DistillData(bitext.train, bitext.dev, bitext.dev_sts, load_anchor_text(config, origin))
 
 
 def _teacher_targets(config: DistillConfig, data: Bitext, show_progress: bool) -> tuple[Any, Any]:
@@ -150,13 +170,24 @@ def fit_projection(
     return dense
 
 
-def _train_dataset(data: Bitext, store: Any):
-    """Rows of all sources back to back (the order BalancedBatchSampler expects) with teacher labels."""
+def _train_dataset(data: DistillData, store: Any, student: Any, show_progress: bool):
+    """Rows of all sources back to back (the order BalancedBatchSampler expects): bitext rows labelled with
+    the teacher's embedding of the English side, then anchor rows labelled with the untrained student's
+    embedding of the sentence (both text columns hold the sentence, so MSELoss sees it twice, each time
+    under its own dropout)."""
+    import numpy as np
     from datasets import Dataset
 
     english = [s for source in data.train for s in source.english]
     other = [s for source in data.train for s in source.other]
     labels = store.embed(english, show_progress_bar=False)
+    anchored = [s for anchor in data.anchors for s in anchor.sentences]
+    if anchored:
+        if show_progress:
+            print(f"anchors: {len(anchored):,} sentences in {len(data.anchors)} languages, embedded by the student")
+        targets = student.encode(anchored, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
+        english, other = english + anchored, other + anchored
+        labels = np.vstack([labels, np.asarray(targets, dtype=labels.dtype)])
     return Dataset.from_dict({TEXT_COLUMNS[0]: english, TEXT_COLUMNS[1]: other, LABEL_COLUMN: labels.tolist()})
 
 
@@ -176,7 +207,7 @@ def _evaluator(data: Bitext, store: Any, batch_size: int):
     return SequentialEvaluator(evaluators)
 
 
-def build_job(config: DistillConfig, data: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
+def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_progress: bool) -> TrainingJob:
     """Teacher targets, the student, and MSE on balanced (optionally length-grouped) batches."""
     from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
 
@@ -185,15 +216,15 @@ def build_job(config: DistillConfig, data: Bitext, run: RunFolder, show_progress
         print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
     _, store = _teacher_targets(config, data, show_progress)
     student, transfer_report = build_student(config, data, store, run.path, show_progress)
-    sizes = [len(s) for s in data.train]
+    sizes = [len(s) for s in data.train] + [len(a) for a in data.anchors]
     lengths = None
     if config.group_by_length:
         lengths = [
             max(len(e), len(o)) for source in data.train for e, o in zip(source.english, source.other, strict=True)
-        ]
+        ] + [len(s) for anchor in data.anchors for s in anchor.sentences]
     return TrainingJob(
         model=student,
-        train_dataset=_train_dataset(data, store),
+        train_dataset=_train_dataset(data, store, student, show_progress),
         loss=distillation_loss(student),
         evaluator=_evaluator(data, store, config.batch_size),
         best_metric=BEST_METRICS[config.best_metric],
