@@ -26,16 +26,22 @@ ROWS = [
     ("sts17", "ar-en", "spearman", 60.0),
     ("sts17", "es-en", "spearman", 70.0),
     ("sts17", "tr-en", "spearman", 50.0),
+    ("sts17", "ar-ar", "spearman", 40.0),
+    ("sts17", "es-es", "spearman", 85.0),
+    ("sts17", "mono-avg", "spearman", 68.0),
     ("sts17", "es-en-wmt", "spearman", 5.0),
     ("sts17", "cross-avg", "spearman", 45.0),
     ("stsb-multi-mt", "en", "spearman", 90.0),
     ("stsb-multi-mt", "en-de", "spearman", 80.0),
+    ("stsb-multi-mt", "de", "spearman", 82.0),
     ("stsb-multi-mt", "cross-avg", "spearman", 80.0),
     ("language-bias", "all", "difference", -3.0),
     ("tatoeba", "deu", "accuracy", 90.0),
     ("tatoeba", "kaz", "accuracy", 70.0),
     ("kardes-sts", "en", "spearman", 75.0),
     ("kardes-sts", "en-kk", "spearman", 65.0),
+    ("kardes-sts", "kk", "spearman", 73.0),
+    ("kardes-sts", "avg", "spearman", 71.0),
 ]
 
 
@@ -45,6 +51,7 @@ def test_headline_uses_tracks_4a_only_and_english_on_same_data() -> None:
     assert head["english_sts"] == pytest.approx((80 + 90) / 2)
     assert head["language_bias_gap"] == -3.0 and head["sts17_es_en_4b"] == 5.0
     assert head["tatoeba_accuracy"] == 80.0 and head["kardes_cross_sts"] == 65.0
+    assert head["mono_sts"] == pytest.approx((40 + 85 + 82 + 73) / 4)  # English and averages left out
 
 
 def test_bias_gap_is_shown_with_its_bootstrap_interval() -> None:

@@ -33,6 +33,7 @@ LASER_CODES = {
     "cs": "ces", "uz": "uzb", "ug": "uig", "tt": "tat", "az": "aze", "am": "amh", "xh": "xho", "yo": "yor",
 }  # fmt: skip
 STS17_ENGLISH = "en-en"
+STS17_MONO_OTHER = ("ar-ar", "es-es")
 FORGETTING_ROWS = 100
 """Tatoeba rows per language in the demo's forgetting report: 112 languages x 2 sides x 100 rows keeps it to
 about a minute per model; benchmarks/distill.py scores every row."""
@@ -94,6 +95,11 @@ def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float
     return {s.subset: s.value for s in result.scores if s.task == task and s.metric == metric}
 
 
+def _is_language(subset: str) -> bool:
+    """A monolingual subset ('de', 'kk'), not a pair ('en-de') or an average ('mono-avg', 'avg')."""
+    return "-" not in subset and subset != "avg"
+
+
 def _mean(values: list[float]) -> float:
     values = [v for v in values if not math.isnan(v)]
     return sum(values) / len(values) if values else float("nan")
@@ -101,7 +107,9 @@ def _mean(values: list[float]) -> float:
 
 def headline_metrics(result: EvaluationResult) -> dict[str, float]:
     """The issue's acceptance numbers: mean cross-lingual STS (STS2017 ar-en, es-en, tr-en + stsb-multi-mt
-    en-X), the English STS on the same data (STS2017 en-en, stsb-multi-mt en), their ratio, the language
+    en-X), the English STS on the same data (STS2017 en-en, stsb-multi-mt en), the monolingual STS of the
+    other languages (STS2017 ar-ar, es-es, stsb-multi-mt and Kardes X-X: what distillation may cost the
+    student), the cross / teacher-English ratio, the language
     bias gap (joined minus mean) with its bootstrap 95% interval, Tatoeba and Kardes cross means."""
     sts17 = _values(result, "sts17", "spearman")
     stsb = _values(result, "stsb-multi-mt", "spearman")
@@ -113,9 +121,13 @@ def headline_metrics(result: EvaluationResult) -> dict[str, float]:
     bias_high = _values(result, "language-bias", "difference-ci-high").get("all", float("nan"))
     tatoeba = _values(result, "tatoeba", "accuracy")
     kardes = _values(result, "kardes-sts", "spearman")
+    mono = [v for k, v in sts17.items() if k in STS17_MONO_OTHER] + [
+        v for table in (stsb, kardes) for k, v in table.items() if _is_language(k) and k != "en"
+    ]
     return {
         "cross_sts": cross_mean,
         "english_sts": english_mean,
+        "mono_sts": _mean(mono),
         "language_bias_gap": bias,
         "language_bias_ci95_low": bias_low,
         "language_bias_ci95_high": bias_high,
@@ -139,6 +151,7 @@ def with_teacher_ratio(heads: dict[str, dict[str, float]], teacher_key: str = "t
 HEADLINE_LABELS = {
     "cross_sts": "cross-lingual STS (STS17 ar/es/tr-en + stsb en-X)",
     "english_sts": "English STS (STS17 en-en + stsb en)",
+    "mono_sts": "student-language STS (STS17 ar-ar, es-es + stsb X + Kardes X)",
     "cross_over_teacher_english": "cross / teacher English (goal >= 90%)",
     "language_bias_gap": "language bias gap (joined - mean) [95% CI]",
     "sts17_es_en_4b": "STS17 es-en track 4b (not in means)",
