@@ -6,6 +6,7 @@
   python benchmarks/distill.py vocabulary NAME --set K=V   # one student with vs without FOCUS vocabulary transfer
   python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
   python benchmarks/distill.py forgetting --seeds 0 1      # full LASER Tatoeba, untrained vs the acceptance seeds
+  python benchmarks/distill.py recipe NAME --seeds 0 1 --set teacher=mpnet-en   # a recipe against forgetting
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
@@ -39,9 +40,10 @@ REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "bench" / "distill"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- distill:start -->", "<!-- distill:end -->"
-SECTION_SOURCES = ("acceptance", "forgetting", "throughput", "data-size", "vocabulary", "ablation")
-"""The saved JSON files the docs section is rendered from; a table the docs show is never dropped because its
-JSON is missing here."""
+SECTION_SOURCES = {name: name for name in ("acceptance", "forgetting", "throughput", "data-size", "vocabulary",
+                                            "ablation")} | {"recipes": "recipe"}
+"""JSON file -> the subcommand that writes it: the docs section is rendered from these files, and a table the
+docs show is never dropped because its JSON is missing here."""
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
@@ -119,28 +121,82 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
     acceptance seed model (same overrides as the acceptance run), compared language by language."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path
-    from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
-    from polyembed.eval.forgetting import forgetting_report, forgetting_task_options
+    from polyembed.eval.forgetting import forgetting_report
     from polyembed.methods.distill.config import DistillConfig
-    from polyembed.models.loading import load_model
-
-    def tatoeba(model_name: str) -> list[Any]:
-        task = get_task("tatoeba", **forgetting_task_options(max_rows))
-        return evaluate(load_model(model_name), [task]).scores
 
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
-    untrained = tatoeba(base.student)
+    untrained = _tatoeba_everywhere(base.student, max_rows)
     reports = {}
     for seed in seeds:
         config, _ = build_config(
             DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
         )
         training, _ = _trained_run(config, None)
-        report = forgetting_report(untrained, tatoeba(training["model_dir"]), config.languages)
+        report = forgetting_report(untrained, _tatoeba_everywhere(training["model_dir"], max_rows), config.languages)
         reports[str(seed)] = report.to_dict()
         print(f"seed {seed}\n{report.markdown()}")
         _save("forgetting", {"max_rows": max_rows, "overrides": overrides, "seeds": reports, "machine": _machine()})
+
+
+def _tatoeba_everywhere(model_name: str, max_rows: int | None) -> list[Any]:
+    """LASER Tatoeba scores in all 112 languages (the forgetting report's input)."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+    from polyembed.eval.forgetting import forgetting_task_options
+    from polyembed.models.loading import load_model
+
+    return evaluate(load_model(model_name), [get_task("tatoeba", **forgetting_task_options(max_rows))]).scores
+
+
+def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int | None) -> None:
+    """One named recipe (the demo config + `overrides`) per seed: the demo tasks and the forgetting report
+    against the untrained student. The untrained student and each teacher are evaluated once and kept in
+    recipes.json (`baselines`), so recipes run one call at a time."""
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path, headline_metrics
+    from polyembed.eval.base import Score
+    from polyembed.eval.forgetting import forgetting_report
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.models.loading import load_model
+
+    saved = _load("recipes") or {}
+    if saved.get("max_rows", max_rows) != max_rows:
+        raise SystemExit(f"recipes.json was scored with --max-rows {saved['max_rows']}; use the same or start anew")
+    baselines, rows = saved.get("baselines", {}), saved.get("rows", {})
+    base, _ = build_config(DistillConfig, demo_config_path(), overrides)
+
+    def baseline(model_name: str, with_tatoeba: bool) -> dict[str, Any]:
+        entry = baselines.get(model_name, {})
+        if "headline" not in entry:
+            entry["headline"] = headline_metrics(_evaluate(load_model(model_name), model_name, base.languages))
+        if with_tatoeba and "tatoeba" not in entry:
+            entry["tatoeba"] = [score.to_dict() for score in _tatoeba_everywhere(model_name, max_rows)]
+        baselines[model_name] = entry
+        return entry
+
+    untrained = baseline(base.student, with_tatoeba=True)
+    baseline(base.teacher, with_tatoeba=False)
+    before = [Score(**score) for score in untrained["tatoeba"]]
+    runs = {}
+    for seed in seeds:
+        config, origin = build_config(
+            DistillConfig,
+            demo_config_path(),
+            {**overrides, "seed": seed, "output_dir": str(OUT / f"recipe-{name}-seed-{seed}")},
+        )
+        training, result, seconds = _train_and_evaluate(config, origin, f"recipe {name} seed {seed}")
+        report = forgetting_report(before, _tatoeba_everywhere(training.model_dir, max_rows), config.languages)
+        runs[str(seed)] = {
+            "headline": headline_metrics(result),
+            "scores": _main_scores(result),
+            "forgetting": report.to_dict(),
+            "pairs_per_second": training.pairs_per_second,
+            "train_seconds_total": round(seconds, 1),
+            "peak_memory_mb": training.peak_memory_mb,
+        }
+        print(f"recipe {name} seed {seed}\n{report.markdown()}")
+        rows[name] = {"overrides": overrides, "teacher": config.teacher, "runs": runs}
+        _save("recipes", {"max_rows": max_rows, "baselines": baselines, "rows": rows, "machine": _machine()})
 
 
 def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict[str, Any], float]:
@@ -466,6 +522,59 @@ def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> Non
 # ------------------------------------------------------------------------------------------ render
 
 
+def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
+    """Recipes against forgetting, mean over seeds: STS, Tatoeba after training per group, worst loss."""
+    if not saved or not saved.get("rows"):
+        return []
+    rows_note = "every row" if saved["max_rows"] is None else f"{saved['max_rows']} rows per language"
+    lines = [
+        "",
+        f"Recipes against forgetting (`python benchmarks/distill.py recipe NAME --seeds ... --set ...`; demo config "
+        f"plus the options shown, mean over seeds; Tatoeba: all 112 LASER languages, {rows_note}, mean of both "
+        "directions, after training (change against the untrained student); 'lost > 1': languages with >= 500 "
+        "test pairs that lost more than 1 point):",
+        "",
+        "| recipe | options | seeds | cross STS | English STS | student-language STS | Kardes en-kk | bias gap "
+        "| Tatoeba trained | Tatoeba other | lost > 1 (trained / other) | worst loss | pairs/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for model_name, entry in saved["baselines"].items():
+        h = entry["headline"]
+        lines.append(
+            f"| {model_name} (untrained) | - | - | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
+            f"{_f(h.get('mono_sts', math.nan))} | {_f(h['kardes_cross_sts'])} | {_f(h['language_bias_gap'])} "
+            "| | | | | |"
+        )
+    for name, row in saved["rows"].items():
+        runs = list(row["runs"].values())
+
+        def mean(get: Any, runs: list[dict[str, Any]] = runs) -> float:
+            return sum(get(run) for run in runs) / len(runs)
+
+        def group(run: dict[str, Any], key: str, field: str) -> float:
+            return run["forgetting"]["summary"].get(key, {}).get(field, math.nan)
+
+        worst = min(
+            (lang for run in runs for lang in run["forgetting"]["languages"]), key=lambda lang: lang["change"]
+        )
+        options = ", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "-"
+        lines.append(
+            f"| {name} | {options} | {len(runs)} | {_f(mean(lambda r: r['headline']['cross_sts']))} | "
+            f"{_f(mean(lambda r: r['headline']['english_sts']))} | {_f(mean(lambda r: r['headline']['mono_sts']))} | "
+            f"{_f(mean(lambda r: r['headline']['kardes_cross_sts']))} | "
+            f"{_f(mean(lambda r: r['headline']['language_bias_gap']))} | "
+            f"{_f(mean(lambda r: group(r, 'trained', 'after')))} "
+            f"({mean(lambda r: group(r, 'trained', 'change')):+.2f}) | "
+            f"{_f(mean(lambda r: group(r, 'not_trained', 'after')))} "
+            f"({mean(lambda r: group(r, 'not_trained', 'change')):+.2f}) | "
+            f"{mean(lambda r: group(r, 'trained', 'lost_more_than_tolerance')):.1f} / "
+            f"{mean(lambda r: group(r, 'not_trained', 'lost_more_than_tolerance')):.1f} | "
+            f"{worst['language']} {worst['change']:+.1f} | {mean(lambda r: r['pairs_per_second']):.1f} |"
+        )
+    return lines
+
+
+
 def _machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
@@ -559,6 +668,7 @@ def render() -> str:
             ]
             worst_text = ", ".join(f"{r['language']} {r['change']:+.1f}" for r in worst) or "none"
             lines.append(f"| {seed} | {cells[0]} | {cells[1]} | {worst_text} |")
+    lines += _recipe_table(_load("recipes"))
     vocab = _load("vocabulary")
     if vocab and "rows" in vocab:
         lines += [
@@ -620,7 +730,10 @@ def render() -> str:
     section = "\n".join(lines)
     current = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else ""
     shown = current[current.index(START) : current.index(END)] if START in current and END in current else ""
-    missing = [name for name in SECTION_SOURCES if f"benchmarks/distill.py {name}" in shown and _load(name) is None]
+    missing = [
+        name for name, command in SECTION_SOURCES.items()
+        if f"benchmarks/distill.py {command}" in shown and _load(name) is None
+    ]
     if missing:
         # results/ is not in git: on another machine a re-render would drop every table whose JSON is absent
         print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}; "
@@ -668,6 +781,11 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=150)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
+    p = sub.add_parser("recipe")
+    p.add_argument("name", help="row name in recipes.json (a rerun replaces it)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--max-rows", type=int, default=None, help="Tatoeba rows per language (default: all)")
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     p = sub.add_parser("forgetting")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--max-rows", type=int, default=None, help="rows per language (default: all)")
@@ -683,6 +801,8 @@ def main() -> None:
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines, args.evaluate_only)
+    elif args.command == "recipe":
+        recipe(args.name, args.seeds, overrides, args.max_rows)
     elif args.command == "forgetting":
         forgetting(args.seeds, overrides, args.max_rows)
     elif args.command == "ablation":
