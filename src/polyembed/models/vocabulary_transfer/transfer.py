@@ -128,9 +128,11 @@ def transfer_vocabulary(
     check_choices(unseen, auxiliary_space)
     st_model, source = sentence_transformer_of(model, "transfer the vocabulary of", VocabularyTransferError)
     texts = corpus_texts(corpus)
+    focus_options = {"seed": seed, "dim": dim, "window": window, "min_count": min_count, "unseen": unseen,
+                     "epochs": epochs}
     swapped, report = _transferred_model(
-        st_model, texts, vocab_size=vocab_size, kind=kind, seed=seed, dim=dim, window=window,
-        min_count=min_count, unseen=unseen, auxiliary_space=auxiliary_space, epochs=epochs, verbose=verbose,
+        st_model, texts, vocab_size=vocab_size, kind=kind, auxiliary_space=auxiliary_space, verbose=verbose,
+        **focus_options,
     )
     report.source = source
     save_model_atomically(swapped, output_dir, {REPORT_FILE: _report_text(report)})
@@ -201,16 +203,12 @@ def _transferred_model(
     *,
     vocab_size: int,
     kind: TokenizerKind | None = None,
-    seed: int = 0,
-    dim: int = 100,
-    window: int = 5,
-    min_count: int = 10,
-    unseen: str = "random",
     auxiliary_space: AuxiliarySpace = "ppmi-svd",
-    epochs: int = 3,
     verbose: bool = True,
+    **focus_options: Any,
 ) -> tuple[Any, TransferReport]:
-    """The in-memory steps of `transfer_vocabulary`: new tokenizer, FOCUS embeddings, swapped copy."""
+    """The in-memory steps of `transfer_vocabulary`: new tokenizer, FOCUS embeddings (`focus_options` are
+    `focus_embeddings` settings: seed, dim, window, min_count, unseen, epochs), swapped copy."""
     _, old_tokenizer, hf_model = transformer_parts(st_model, VocabularyTransferError)
     prompts = sorted({p for p in (getattr(st_model, "prompts", None) or {}).values() if p})
     if prompts:
@@ -222,13 +220,8 @@ def _transferred_model(
         hf_model.get_input_embeddings().weight,
         new_tokenizer,
         texts,
-        seed=seed,
-        dim=dim,
-        window=window,
-        min_count=min_count,
-        unseen=unseen,
         space=auxiliary_space,
-        epochs=epochs,
         show_progress=verbose,
+        **focus_options,
     )
     return swap_vocabulary(st_model, new_tokenizer, embeddings), report
