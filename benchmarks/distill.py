@@ -185,7 +185,9 @@ def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int
             {**overrides, "seed": seed, "output_dir": str(OUT / f"recipe-{name}-seed-{seed}")},
         )
         training, result, seconds = _train_and_evaluate(config, origin, f"recipe {name} seed {seed}")
-        report = forgetting_report(before, _tatoeba_everywhere(training.model_dir, max_rows), config.languages)
+        report = forgetting_report(
+            before, _tatoeba_everywhere(training.model_dir, max_rows), config.languages, config.anchor_codes()
+        )
         runs[str(seed)] = {
             "headline": headline_metrics(result),
             "scores": _main_scores(result),
@@ -522,6 +524,10 @@ def ablation(name: str, steps: int, seed: int, overrides: dict[str, Any]) -> Non
 # ------------------------------------------------------------------------------------------ render
 
 
+FORGETTING_GROUPS = ("trained", "anchored", "not_trained")
+RECIPE_HEADLINES = ("cross_sts", "english_sts", "mono_sts", "kardes_cross_sts", "language_bias_gap")
+
+
 def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
     """Recipes against forgetting, mean over seeds: STS, Tatoeba after training per group, worst loss."""
     if not saved or not saved.get("rows"):
@@ -531,19 +537,21 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
         "",
         f"Recipes against forgetting (`python benchmarks/distill.py recipe NAME --seeds ... --set ...`; demo config "
         f"plus the options shown, mean over seeds; Tatoeba: all 112 LASER languages, {rows_note}, mean of both "
-        "directions, after training (change against the untrained student); 'lost > 1': languages with >= 500 "
-        "test pairs that lost more than 1 point):",
+        "directions, after training (change against the untrained student); 'anchored': languages whose text "
+        "only anchored the student (no teacher target), 'other': languages the run had no text for; 'lost > 1': "
+        "languages with >= 500 test pairs that lost more than 1 point):",
         "",
         "| recipe | options | seeds | cross STS | English STS | student-language STS | Kardes en-kk | bias gap "
-        "| Tatoeba trained | Tatoeba other | lost > 1 (trained / other) | worst loss | pairs/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Tatoeba trained | Tatoeba anchored | Tatoeba other | lost > 1 (trained / anchored / other) "
+        "| worst loss | pairs/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for model_name, entry in saved["baselines"].items():
         h = entry["headline"]
         lines.append(
             f"| {model_name} (untrained) | - | - | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
             f"{_f(h.get('mono_sts', math.nan))} | {_f(h['kardes_cross_sts'])} | {_f(h['language_bias_gap'])} "
-            "| | | | | |"
+            "| | | | | | |"
         )
     for name, row in saved["rows"].items():
         runs = list(row["runs"].values())
@@ -554,23 +562,30 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
         def group(run: dict[str, Any], key: str, field: str) -> float:
             return run["forgetting"]["summary"].get(key, {}).get(field, math.nan)
 
+        present = [g for g in FORGETTING_GROUPS if any(g in run["forgetting"]["summary"] for run in runs)]
+        tatoeba_cells = [
+            f"{_f(mean(lambda r, g=g: group(r, g, 'after')))} ({mean(lambda r, g=g: group(r, g, 'change')):+.2f})"
+            if g in present else "-"
+            for g in FORGETTING_GROUPS
+        ]
+        lost = " / ".join(
+            f"{mean(lambda r, g=g: group(r, g, 'lost_more_than_tolerance')):.1f}" if g in present else "-"
+            for g in FORGETTING_GROUPS
+        )
         worst = min(
             (lang for run in runs for lang in run["forgetting"]["languages"]), key=lambda lang: lang["change"]
         )
-        options = ", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "-"
-        lines.append(
-            f"| {name} | {options} | {len(runs)} | {_f(mean(lambda r: r['headline']['cross_sts']))} | "
-            f"{_f(mean(lambda r: r['headline']['english_sts']))} | {_f(mean(lambda r: r['headline']['mono_sts']))} | "
-            f"{_f(mean(lambda r: r['headline']['kardes_cross_sts']))} | "
-            f"{_f(mean(lambda r: r['headline']['language_bias_gap']))} | "
-            f"{_f(mean(lambda r: group(r, 'trained', 'after')))} "
-            f"({mean(lambda r: group(r, 'trained', 'change')):+.2f}) | "
-            f"{_f(mean(lambda r: group(r, 'not_trained', 'after')))} "
-            f"({mean(lambda r: group(r, 'not_trained', 'change')):+.2f}) | "
-            f"{mean(lambda r: group(r, 'trained', 'lost_more_than_tolerance')):.1f} / "
-            f"{mean(lambda r: group(r, 'not_trained', 'lost_more_than_tolerance')):.1f} | "
-            f"{worst['language']} {worst['change']:+.1f} | {mean(lambda r: r['pairs_per_second']):.1f} |"
-        )
+        cells = [
+            name,
+            ", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "-",
+            str(len(runs)),
+            *(_f(mean(lambda r, k=k: r["headline"][k])) for k in RECIPE_HEADLINES),
+            *tatoeba_cells,
+            lost,
+            f"{worst['language']} {worst['change']:+.1f}",
+            f"{mean(lambda r: r['pairs_per_second']):.1f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

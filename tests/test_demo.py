@@ -111,8 +111,12 @@ def test_forgetting_is_scored_in_every_tatoeba_language(tmp_path, shared_data) -
 
     before = load_model(str(tiny_sentence_transformer(tmp_path / "a", seed=0)))
     after = load_model(str(tiny_sentence_transformer(tmp_path / "b", seed=1)))
-    report = evaluate_forgetting(before, after, ["de", "kk"], shared_data, max_rows=3, show_progress=False)
+    report = evaluate_forgetting(
+        before, after, ["de", "kk"], shared_data, max_rows=3, show_progress=False, anchored_languages=["it"]
+    )
     assert len(report.languages) == 112 and all(row.test_pairs == 3 for row in report.languages)
-    assert sorted(row.language for row in report.group(trained=True)) == ["deu", "kaz"]
+    assert sorted(row.language for row in report.group("trained")) == ["deu", "kaz"]
+    assert [row.language for row in report.group("anchored")] == ["ita"]
+    assert len(report.group("not_trained")) == 109
     assert any(row.change != 0 for row in report.languages)  # two different models
     assert "at most 3 pairs" in report.markdown()

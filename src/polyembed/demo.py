@@ -79,8 +79,10 @@ def evaluate_forgetting(
     data_root: str | Path | None = None,
     max_rows: int | None = FORGETTING_ROWS,
     show_progress: bool = True,
+    anchored_languages: list[str] | None = None,
 ) -> ForgettingReport:
-    """Tatoeba in every language for the untrained and the distilled student, compared language by language."""
+    """Tatoeba in every language for the untrained and the distilled student, compared language by language
+    (`anchored_languages`: the run's anchor languages, reported as a group of their own)."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.base import get_task
 
@@ -88,7 +90,7 @@ def evaluate_forgetting(
     for model in (untrained, distilled):
         task = get_task("tatoeba", **forgetting_task_options(max_rows))
         scores.append(evaluate(model, [task], data_root=data_root, show_progress=show_progress).scores)
-    return forgetting_report(scores[0], scores[1], languages)
+    return forgetting_report(scores[0], scores[1], languages, anchored_languages or [])
 
 
 def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
@@ -261,7 +263,12 @@ def run_demo(
     if show_progress:
         print(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
     forgetting = evaluate_forgetting(
-        untrained, distilled, settings.languages, settings.data_root, show_progress=show_progress
+        untrained,
+        distilled,
+        settings.languages,
+        settings.data_root,
+        show_progress=show_progress,
+        anchored_languages=settings.anchor_codes(),
     )
 
     summary = {

@@ -35,8 +35,23 @@ def test_changes_are_split_by_training_language_and_the_worst_listed() -> None:
     assert summary["trained"]["lost_more_than_tolerance"] == 2
     assert summary["not_trained"]["lost_more_than_tolerance"] == 0
     text = report.markdown()
-    assert "| in the training data | 3 |" in text and "| hau | yes | 1000 | 86.00 | 70.00 | -16.00 |" in text
+    assert "| in the training data (teacher targets) | 3 |" in text
+    assert "| hau | trained | 1000 | 86.00 | 70.00 | -16.00 |" in text
     assert report.to_dict()["languages"][1]["change"] == -16.0
+
+
+def test_anchored_languages_are_a_group_of_their_own() -> None:
+    # anchors have text in the run, so 'not in the training data' must mean no text at all
+    report = forgetting_report(_scores(BEFORE), _scores(AFTER), ["de", "ha", "kk"], anchored_languages=["yo"])
+    groups = {row.language: row.group for row in report.languages}
+    assert groups == {"deu": "trained", "hau": "trained", "kaz": "trained", "yor": "anchored", "xho": "not_trained"}
+    summary = report.summary()
+    assert summary["anchored"]["languages"] == 1 and summary["anchored"]["change"] == -0.5
+    assert summary["not_trained"]["languages"] == 1 and summary["not_trained"]["change"] == -14.0
+    assert "| anchor text only | 1 |" in report.markdown()
+    assert [row["group"] for row in report.to_dict()["languages"]] == [
+        "trained", "trained", "trained", "not_trained", "anchored"
+    ]
 
 
 def test_a_row_cap_below_the_bound_is_said() -> None:

@@ -50,3 +50,7 @@ class DistillConfig(TrainConfig):
         "mse", "Dev measure that picks the kept checkpoint: 'mse' (paper), 'translation' or 'sts'."
     )
     output_dir: str = option("runs/distill", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+    def anchor_codes(self) -> list[str]:
+        """Every anchor language as written (anchor_languages and the LANG of each anchor_files entry)."""
+        return [*self.anchor_languages, *(spec.partition("=")[0].strip() for spec in self.anchor_files)]
