@@ -1,0 +1,226 @@
+"""Parallel bottleneck adapter: the cross-lingual alignment (CLA) adapter of modular sentence encoders.
+
+Why our own module: the modular encoders paper (Huang et al. 2024) aligns each language encoder to the English
+pivot with AdapterHub's parallel bottleneck adapter (`ParBnConfig`), and peft has no such type (peft issues 244,
+2654), while AdapterHub's `adapters` package pins an older transformers. The module is small:
+
+    out = LayerNorm(dropout(dense(h)) + x + scaling * up(relu(down(x))))
+
+where `x` is the feed-forward block's input, `dense(h)` its output projection and `LayerNorm(... + x)` its
+residual normalisation; the adapter term is added beside the block, before its LayerNorm. As in `ParBnConfig`:
+reduction factor 2, scaling 4.0, `down` Kaiming-uniform, `up` zero, so a fresh adapter is exactly the identity.
+
+Switching the adapters off (`set_parallel_adapters_active(model, False)`) runs the block's own forward, so the
+encoder's monolingual embeddings are bit-identical to those without adapters: the paper's point that alignment
+never disturbs monolingual quality. Adapter weights are saved apart from the encoder (`parallel_adapter.json` +
+`parallel_adapter.safetensors`), the way peft saves LoRA weights.
+
+Example:
+
+    add_parallel_adapters(encoder)                   # every feed-forward block of a BERT/XLM-R/MPNet encoder
+    freeze_all_but_parallel_adapters(encoder)        # train only the adapters
+    ...
+    set_parallel_adapters_active(encoder, False)     # monolingual mode: the encoder as it was
+    save_parallel_adapters(encoder, "de-encoder")
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from polyembed.errors import PolyembedError
+from polyembed.outputs import atomic_write
+
+CONFIG_FILE = "parallel_adapter.json"
+WEIGHTS_FILE = "parallel_adapter.safetensors"
+
+
+@dataclass(frozen=True)
+class ParallelAdapterConfig:
+    """AdapterHub's `ParBnConfig` defaults: bottleneck = hidden / reduction_factor, output scaled by `scaling`."""
+
+    reduction_factor: float = 2.0
+    scaling: float = 4.0
+
+    def __post_init__(self) -> None:
+        if not self.reduction_factor > 0 or not math.isfinite(self.reduction_factor):
+            raise PolyembedError(f"parallel adapter: reduction_factor must be > 0, got {self.reduction_factor}")
+        if not math.isfinite(self.scaling):
+            raise PolyembedError(f"parallel adapter: scaling must be a finite number, got {self.scaling}")
+
+
+class ParallelAdapter(nn.Module):
+    """`scaling * up(relu(down(x)))`; identity at initialisation (zero `up`)."""
+
+    def __init__(self, hidden_size: int, config: ParallelAdapterConfig) -> None:
+        super().__init__()
+        bottleneck = max(1, int(hidden_size // config.reduction_factor))
+        self.down = nn.Linear(hidden_size, bottleneck)
+        self.up = nn.Linear(bottleneck, hidden_size)
+        self.scaling = config.scaling
+        nn.init.kaiming_uniform_(self.down.weight, a=math.sqrt(5))
+        nn.init.zeros_(self.down.bias)
+        nn.init.zeros_(self.up.weight)
+        nn.init.zeros_(self.up.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scaling * self.up(torch.relu(self.down(x)))
+
+
+class FeedForwardOutputWithParallelAdapter(nn.Module):
+    """Wraps a feed-forward output module (`dense`, `dropout`, `LayerNorm`, forward(hidden, input)) and adds the
+    adapter beside it; inactive, it calls the wrapped module unchanged."""
+
+    def __init__(self, base: nn.Module, adapter: ParallelAdapter) -> None:
+        super().__init__()
+        self.base = base
+        self.parallel_adapter = adapter
+        self.active = True
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        if not self.active:
+            return self.base(hidden_states, input_tensor)
+        hidden_states = self.base.dropout(self.base.dense(hidden_states))
+        return self.base.LayerNorm(hidden_states + self.parallel_adapter(input_tensor) + input_tensor)
+
+
+def _feed_forward_outputs(model: nn.Module) -> Iterator[tuple[nn.Module, str, nn.Module]]:
+    """(parent layer, attribute, module) of every transformer feed-forward output: a layer's `output` beside
+    its `intermediate` (BERT, XLM-R, MPNet, ELECTRA...), with dense, dropout and LayerNorm."""
+    for layer in model.modules():
+        output = getattr(layer, "output", None)
+        if getattr(layer, "intermediate", None) is None or not isinstance(output, nn.Module):
+            continue
+        if all(isinstance(getattr(output, name, None), nn.Module) for name in ("dense", "dropout", "LayerNorm")):
+            yield layer, "output", output
+
+
+def parallel_adapter_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapter]:
+    """The wrapped feed-forward outputs of `model`, in layer order (empty if it has no adapters)."""
+    return [m for m in model.modules() if isinstance(m, FeedForwardOutputWithParallelAdapter)]
+
+
+def add_parallel_adapters(model: nn.Module, config: ParallelAdapterConfig | None = None) -> int:
+    """Add a parallel adapter beside every feed-forward block of `model` (a transformers encoder or a
+    sentence-transformers model); returns the number of adapter parameters. The model's outputs are unchanged
+    until the adapters are trained."""
+    config = config or ParallelAdapterConfig()
+    if parallel_adapter_blocks(model):
+        raise PolyembedError("parallel adapter: this model already has parallel adapters")
+    targets = list(_feed_forward_outputs(model))
+    if not targets:
+        raise PolyembedError(
+            f"parallel adapter: {type(model).__name__} has no transformer feed-forward block "
+            "(a layer with `intermediate` and an `output` of dense, dropout and LayerNorm)"
+        )
+    count = 0
+    for layer, name, output in targets:
+        dense = output.dense
+        adapter = ParallelAdapter(dense.out_features, config).to(dense.weight.device, dense.weight.dtype)
+        setattr(layer, name, FeedForwardOutputWithParallelAdapter(output, adapter))
+        count += sum(p.numel() for p in adapter.parameters())
+    model._polyembed_parallel_adapter_config = config  # type: ignore[assignment]
+    return count
+
+
+def set_parallel_adapters_active(model: nn.Module, active: bool) -> None:
+    """Switch every parallel adapter on (cross-lingual mode) or off (monolingual mode: the encoder as it was)."""
+    for block in _require_blocks(model):
+        block.active = active
+
+
+@contextmanager
+def parallel_adapters_off(model: nn.Module) -> Iterator[None]:
+    """Run a block of code with the adapters off, restoring each one's previous state afterwards."""
+    blocks = _require_blocks(model)
+    states = [block.active for block in blocks]
+    try:
+        for block in blocks:
+            block.active = False
+        yield
+    finally:
+        for block, state in zip(blocks, states, strict=True):
+            block.active = state
+
+
+def freeze_all_but_parallel_adapters(model: nn.Module) -> int:
+    """requires_grad only on adapter weights (CLA training keeps the language encoder fixed); returns their count."""
+    for parameter in model.parameters():
+        parameter.requires_grad = False
+    trainable = 0
+    for block in _require_blocks(model):
+        for parameter in block.parallel_adapter.parameters():
+            parameter.requires_grad = True
+            trainable += parameter.numel()
+    return trainable
+
+
+def parallel_adapter_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Adapter weights only, keyed `layers.{i}.{down,up}.{weight,bias}` in layer order."""
+    return {
+        f"layers.{index}.{key}": value.detach().clone()
+        for index, block in enumerate(_require_blocks(model))
+        for key, value in block.parallel_adapter.state_dict().items()
+    }
+
+
+def save_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
+    """Write the adapter config and weights into `folder` (each file atomically)."""
+    from safetensors.torch import save as save_tensors
+
+    folder = Path(folder)
+    config = getattr(model, "_polyembed_parallel_adapter_config", None) or ParallelAdapterConfig()
+    weights = {key: value.contiguous() for key, value in parallel_adapter_state_dict(model).items()}
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_write(folder / WEIGHTS_FILE, "wb", encoding=None) as handle:
+        handle.write(save_tensors(weights))
+    with atomic_write(folder / CONFIG_FILE) as handle:
+        handle.write(json.dumps({**asdict(config), "layers": len(parallel_adapter_blocks(model))}, indent=2))
+
+
+def load_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
+    """Add adapters to `model` as saved in `folder` and load their weights; errors name the file at fault."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    config_path, weights_path = folder / CONFIG_FILE, folder / WEIGHTS_FILE
+    for path in (config_path, weights_path):
+        if not path.is_file():
+            raise PolyembedError(f"{path}: missing (a folder saved by save_parallel_adapters has both files)")
+    try:
+        saved = json.loads(config_path.read_text(encoding="utf-8"))
+        config = ParallelAdapterConfig(float(saved["reduction_factor"]), float(saved["scaling"]))
+        layers = int(saved["layers"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+        raise PolyembedError(f"{config_path}: not a parallel adapter config ({err})") from None
+    try:
+        weights = load_file(str(weights_path))
+    except (SafetensorError, OSError) as err:
+        raise PolyembedError(f"{weights_path}: unreadable adapter weights ({err})") from None
+    add_parallel_adapters(model, config)
+    blocks = parallel_adapter_blocks(model)
+    if len(blocks) != layers:
+        raise PolyembedError(f"{config_path}: saved for {layers} layers, this encoder has {len(blocks)}")
+    for index, block in enumerate(blocks):
+        prefix = f"layers.{index}."
+        state = {key[len(prefix) :]: value for key, value in weights.items() if key.startswith(prefix)}
+        try:
+            block.parallel_adapter.load_state_dict(state)
+        except RuntimeError as err:
+            raise PolyembedError(f"{weights_path}: layer {index} does not fit this encoder ({err})") from None
+
+
+def _require_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapter]:
+    blocks = parallel_adapter_blocks(model)
+    if not blocks:
+        raise PolyembedError("parallel adapter: this model has no parallel adapters (add_parallel_adapters first)")
+    return blocks
