@@ -413,6 +413,31 @@ def add_train_commands() -> list[str]:
 add_train_commands()
 
 
+@app.command("serve")
+@clean_errors
+def serve_command(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")
+    ] = "me5-small",
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
+    max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1)] = 2048,
+    max_input_chars: Annotated[int, typer.Option(help="Longest input, in characters.", min=1)] = 20_000,
+    max_batch_size: Annotated[int, typer.Option(help="Most sentences encoded together.", min=1)] = 64,
+    max_wait_ms: Annotated[
+        float, typer.Option(help="How long a request waits for others to share its batch.", min=0, max=10_000)
+    ] = 5.0,
+) -> None:
+    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health."""
+    import uvicorn
+
+    from polyembed.api import load_model
+    from polyembed.serve import ServerLimits, create_app
+
+    limits = ServerLimits(max_inputs, max_input_chars, max_batch_size, max_wait_ms)
+    uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
+
+
 @app.command("demo")
 @clean_errors
 def demo_command(

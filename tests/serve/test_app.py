@@ -1,0 +1,173 @@
+"""The embedding server: OpenAI-compatible answers, dynamic batching, routing by language, 4xx for bad input."""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+import polyembed
+from polyembed.errors import PolyembedError
+from polyembed.serve import ServerLimits, create_app
+from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    return tiny_sentence_transformer(tmp_path_factory.mktemp("serve") / "tiny", seed=0)
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_folder):
+    return polyembed.load_model(str(tiny_folder))
+
+
+@pytest.fixture()
+def client(encoder):
+    with TestClient(create_app(encoder, ServerLimits(max_inputs=8, max_input_chars=200))) as test_client:
+        yield test_client
+
+
+class TwoLanguageEncoder:
+    """A routed model of two tiny encoders (what the modular bundle looks like to the server)."""
+
+    routes_by_language = True
+    languages = ("de", "en")
+    dimension = 32
+
+    def __init__(self, english, german) -> None:
+        self.name, self.by_language = "two-language", {"en": english, "de": german}
+
+    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
+        return self.by_language[language or "en"].encode(sentences, batch_size=batch_size)
+
+
+def test_embeddings_follow_openais_shape_and_match_encode(client, encoder) -> None:
+    response = client.post("/v1/embeddings", json={"input": TRAINING_TEXTS[:3], "model": "mine"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["object"] == "list" and body["model"] == "mine"
+    assert [item["index"] for item in body["data"]] == [0, 1, 2] and body["data"][0]["object"] == "embedding"
+    vectors = np.array([item["embedding"] for item in body["data"]], dtype=np.float32)
+    assert np.allclose(vectors, polyembed.encode(encoder, TRAINING_TEXTS[:3]), atol=1e-6)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    tokens = sum(len(ids) for ids in encoder.model.tokenizer(TRAINING_TEXTS[:3])["input_ids"])
+    assert body["usage"] == {"prompt_tokens": tokens, "total_tokens": tokens}
+    single = client.post("/v1/embeddings", json={"input": TRAINING_TEXTS[0], "encoding_format": "base64"}).json()
+    decoded = np.frombuffer(base64.b64decode(single["data"][0]["embedding"]), dtype="<f4")
+    assert np.allclose(decoded, vectors[0], atol=1e-6) and single["model"] == encoder.name
+
+
+def test_health_and_models(client, encoder) -> None:
+    assert client.get("/health").json() == {"status": "ok", "model": encoder.name, "dimension": 32}
+    assert client.get("/v1/models").json()["data"][0]["id"] == encoder.name
+
+
+BAD_REQUESTS = [
+    ("not json", b"{'input': 'x'", None, "not valid JSON"),
+    ("a list body", b'["x"]', None, "JSON object"),
+    ("no input", b'{"model": "m"}', "input", "'input'"),
+    ("a number", b'{"input": 3}', "input", "'input"),
+    ("a number in the list", b'{"input": ["a", 3]}', "input", "'input"),
+    ("token ids", b'{"input": [[1, 2]]}', "input", "'input"),
+    ("empty list", b'{"input": []}', "input", "empty"),
+    ("empty string", b'{"input": ["ok", "  "]}', "input", "input[1] is empty"),
+    ("too many", b'{"input": ["a", "b", "c", "d", "e", "f", "g", "h", "i"]}', "input", "at most 8"),
+    ("too long", ('{"input": "' + "x" * 201 + '"}').encode(), "input", "at most 200"),
+    ("unknown language", b'{"input": "x", "language": "xq1"}', "language", "unknown language code 'xq1'"),
+    ("one language short", b'{"input": ["a", "b"], "language": ["de"]}', "language", "one per input"),
+    ("wrong dimensions", b'{"input": "x", "dimensions": 16}', "dimensions", "32-dimensional"),
+    ("bad format", b'{"input": "x", "encoding_format": "int8"}', "encoding_format", "'encoding_format'"),
+    ("string dimensions", b'{"input": "x", "dimensions": "32"}', "dimensions", "'dimensions'"),
+]
+
+
+@pytest.mark.parametrize(("case", "payload", "param", "message"), BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS])
+def test_bad_requests_are_400_with_an_openai_error(client, case, payload, param, message) -> None:
+    response = client.post("/v1/embeddings", content=payload, headers={"content-type": "application/json"})
+    assert response.status_code == 400, (case, response.text)
+    error = response.json()["error"]
+    assert message in error["message"] and error["type"] == "invalid_request_error"
+    if param is not None:
+        assert error["param"] == param
+
+
+def test_unknown_paths_and_methods_are_4xx_json(client) -> None:
+    assert client.get("/v1/nothing").status_code == 404 and "error" in client.get("/v1/nothing").json()
+    assert client.get("/v1/embeddings").status_code == 405
+
+
+def test_concurrent_requests_share_batches(encoder) -> None:
+    app = create_app(encoder, ServerLimits(max_batch_size=64, max_wait_ms=300))
+    with TestClient(app) as test_client, ThreadPoolExecutor(6) as pool:
+        responses = list(pool.map(
+            lambda text: test_client.post("/v1/embeddings", json={"input": [text, text.upper()]}), TRAINING_TEXTS[:6]
+        ))
+        batches = app.state.batcher.batches_run
+    assert all(response.status_code == 200 for response in responses)
+    assert batches < 6  # requests within the 300 ms window were encoded together
+    for text, response in zip(TRAINING_TEXTS[:6], responses, strict=True):  # and each got its own rows back
+        vectors = np.array([item["embedding"] for item in response.json()["data"]], dtype=np.float32)
+        assert np.allclose(vectors, polyembed.encode(encoder, [text, text.upper()]), atol=1e-5)
+
+
+def test_a_routed_model_gets_each_input_in_its_language(tmp_path, encoder) -> None:
+    german = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "de", seed=1)))
+    routed = TwoLanguageEncoder(encoder, german)
+    with TestClient(create_app(routed)) as test_client:
+        body = test_client.post(
+            "/v1/embeddings", json={"input": ["Guten Tag", "Good day"], "language": ["de", "en"]}
+        ).json()
+        refused = test_client.post("/v1/embeddings", json={"input": "Habari", "language": "sw"})
+    vectors = np.array([item["embedding"] for item in body["data"]], dtype=np.float32)
+    assert np.allclose(vectors[0], polyembed.encode(german, ["Guten Tag"])[0], atol=1e-6)
+    assert np.allclose(vectors[1], polyembed.encode(encoder, ["Good day"])[0], atol=1e-6)
+    assert refused.status_code == 400 and "no encoder for it (it has de, en)" in refused.json()["error"]["message"]
+
+
+def test_limits_are_checked() -> None:
+    with pytest.raises(PolyembedError, match="--max-inputs"):
+        ServerLimits(max_inputs=0)
+    with pytest.raises(PolyembedError, match="--max-wait-ms"):
+        ServerLimits(max_wait_ms=-1)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
+    """The real command: uvicorn on 127.0.0.1, one health check and one embedding request, then stopped."""
+    import httpx
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "polyembed", "serve", "-m", str(tiny_folder), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except httpx.TransportError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"server did not start: {server.stderr.read().decode()[-2000:]}") from None
+                time.sleep(0.5)
+        assert health.json()["status"] == "ok"
+        reply = httpx.post(f"http://127.0.0.1:{port}/v1/embeddings", json={"input": "hello"}, timeout=30)
+        assert reply.status_code == 200 and len(reply.json()["data"][0]["embedding"]) == 32
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
