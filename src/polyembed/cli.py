@@ -413,6 +413,43 @@ def add_train_commands() -> list[str]:
 add_train_commands()
 
 
+@app.command("mine")
+@clean_errors
+def mine_command(
+    source: Annotated[Path, typer.Argument(help="Source-language text, one sentence per line.")],
+    target: Annotated[Path, typer.Argument(help="Target-language text, one sentence per line.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="TSV: score, source, target (best first).")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    source_language: Annotated[str | None, typer.Option(help="Language of SOURCE (routed models).")] = None,
+    target_language: Annotated[str | None, typer.Option(help="Language of TARGET (routed models).")] = None,
+    source_embeddings: Annotated[
+        Path | None, typer.Option(help=".npy rows of SOURCE already encoded (skips encoding that side).")
+    ] = None,
+    target_embeddings: Annotated[Path | None, typer.Option(help=".npy rows of TARGET already encoded.")] = None,
+    k: Annotated[int, typer.Option("--k", help="Neighbours per sentence for the margin.", min=1)] = 4,
+    margin: Annotated[str, typer.Option(help="ratio, distance or absolute.")] = "ratio",
+    mode: Annotated[str, typer.Option(help="forward, backward, intersect or max (1-1).")] = "max",
+    threshold: Annotated[float | None, typer.Option(help="Keep pairs scoring at least this (ratio: ~1.06).")] = None,
+    index: Annotated[
+        str, typer.Option(help="faiss index: auto (exact up to 100k sentences, else IVF), flat, ivf, hnsw, or a "
+                          "faiss factory string.")
+    ] = "auto",
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+) -> None:
+    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
+    from polyembed.mining.bitext import mine_files
+
+    result = mine_files(
+        model, source, target, output, source_language=source_language, target_language=target_language,
+        source_embeddings=source_embeddings, target_embeddings=target_embeddings, k=k, margin=margin, mode=mode,
+        threshold=threshold, index=index, batch_size=batch_size,
+    )
+    typer.echo(
+        f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "
+        f"sentences, {result.index} index)"
+    )
+
+
 @app.command("serve")
 @clean_errors
 def serve_command(
