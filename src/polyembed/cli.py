@@ -145,14 +145,31 @@ def tasks_command() -> None:
 @app.command("encode")
 @clean_errors
 def encode_command(
-    input: Annotated[Path, typer.Argument(help="Text file, one sentence per line (UTF-8).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the .npy matrix.")],
+    input: Annotated[Path, typer.Argument(help="Text file, one sentence per line (UTF-8); '-' reads stdin "
+                                               "(with --shard-size).")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The .npy matrix, or with --shard-size the shard folder.")
+    ],
     model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
     language: Annotated[str | None, typer.Option(help="Language of all lines (default: detect per line).")] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
     normalize: Annotated[bool, typer.Option(help="L2-normalise rows.")] = True,
+    shard_size: Annotated[
+        int | None,
+        typer.Option(help="Stream: read and write this many lines per .npy shard (memory stays flat; a rerun "
+                          "skips finished shards).", min=1),
+    ] = None,
+    dtype: Annotated[str, typer.Option(help="Shard rows: float16 or float32.")] = "float16",
+    language_column: Annotated[
+        int | None, typer.Option(help="Shards from a TSV: the column (from 1) holding each line's language.", min=1)
+    ] = None,
+    text_column: Annotated[
+        int | None, typer.Option(help="Shards from a TSV: the column (from 1) holding the text.", min=1)
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Shards: encoding processes (each with its share of cores).",
+                                         min=1)] = 1,
 ) -> None:
-    """Encode a text file into a .npy matrix (one row per line)."""
+    """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
     import numpy as np
 
     from polyembed.api import encode_lines
@@ -160,6 +177,18 @@ def encode_command(
     from polyembed.languages import require_known_language
     from polyembed.outputs import atomic_write, check_output_file
 
+    if shard_size is not None:
+        from polyembed.streaming import StreamOptions, encode_to_shards
+
+        options = StreamOptions(shard_size, dtype, language, language_column, text_column, batch_size, normalize,
+                                workers)  # type: ignore[arg-type]
+        result = encode_to_shards(model, str(input), output, options)
+        typer.echo(f"{result.lines} lines in {len(result.shards)} shards ({result.encoded_shards} encoded, "
+                   f"{result.skipped_shards} already there) -> {result.output_dir}")
+        return
+    for flag, value in (("--language-column", language_column), ("--text-column", text_column)):
+        if value is not None:
+            raise PolyembedError(f"{flag} reads a TSV into shards: give --shard-size too")
     output = check_output_file(output, "--output")
     if language is not None:
         language = require_known_language(language, "--language")
