@@ -442,6 +442,23 @@ def add_train_commands() -> list[str]:
 add_train_commands()
 
 
+@app.command("export")
+@clean_errors
+def export_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the ONNX export.")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    quantize: Annotated[bool, typer.Option(help="Also write the dynamically quantised int8 graph.")] = True,
+    optimize: Annotated[bool, typer.Option(help="Fuse attention/LayerNorm/GELU with onnxruntime first.")] = True,
+    overwrite: Annotated[bool, typer.Option(help="Replace an earlier export in --output.")] = False,
+) -> None:
+    """Export a model to ONNX (model.onnx, model.int8.onnx); `load_model(FOLDER)` and `-m FOLDER` run it."""
+    from polyembed.models.onnx_export import export_onnx
+
+    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, overwrite=overwrite)
+    files = ", ".join(sorted(p.name for p in folder.glob("*.onnx")))
+    typer.echo(f"wrote {folder} ({files})")
+
+
 @app.command("mine")
 @clean_errors
 def mine_command(

@@ -7,13 +7,16 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from polyembed.errors import PolyembedError
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceTransformerEncoder
 from polyembed.outputs import atomic_dir
+
+if TYPE_CHECKING:
+    from polyembed.models.onnx_export import OnnxEncoder
 
 
 class ModelNotAvailableError(PolyembedError):
@@ -168,15 +171,20 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder:
-    """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, or a Hugging
-    Face id.
+def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder | OnnxEncoder:
+    """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
+    Face id, or an ONNX export (`polyembed export`: its folder gives the int8 graph, a .onnx file in it that
+    graph).
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     """
     from sentence_transformers import SentenceTransformer
 
+    from polyembed.models.onnx_export import is_onnx_export, load_onnx
+
+    if is_onnx_export(name_or_path):
+        return load_onnx(name_or_path, name=name_or_path)
     target, local_only = resolve_model_path(name_or_path)
     try:
         model = SentenceTransformer(target, device=device, local_files_only=local_only)

@@ -1,0 +1,224 @@
+"""ONNX export with an int8 variant, and an encoder that runs it on onnxruntime.
+
+Why our own export: sentence-transformers' ONNX backend goes through optimum, whose ONNX package pins an older
+transformers than polyembed's. The transformer is exported with `torch.onnx` (input ids + attention mask ->
+last hidden state), fused by onnxruntime's transformer graph optimizer (attention, LayerNorm, GELU), and
+quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations quantised per batch). Pooling,
+the prompt prefix (e5's "query: ") and normalisation stay in Python, read from the sentence-transformers
+modules, so the exported model embeds exactly as the original does up to numerical error.
+
+A folder written by `export_onnx` holds the tokenizer, `model.onnx` (fp32, optimised), `model.int8.onnx` and
+`polyembed_onnx.json`; `load_model(folder)` gives an `OnnxEncoder` on the int8 file, `load_model(folder /
+"model.onnx")` on the fp32 one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polyembed.errors import PolyembedError
+from polyembed.outputs import atomic_dir
+
+CONFIG_FILE = "polyembed_onnx.json"
+FP32_FILE = "model.onnx"
+INT8_FILE = "model.int8.onnx"
+POOLING_MODES = ("mean", "cls", "max")
+
+
+@dataclass(frozen=True)
+class OnnxSettings:
+    """What the encoder needs besides the graph: how to pool, prefix and normalise, as the source model did."""
+
+    source: str
+    pooling: str
+    normalize: bool
+    prompt: str
+    max_seq_length: int
+    dimension: int
+    quantized: bool
+
+
+def _settings_from(model: Any, source: str, quantize: bool) -> OnnxSettings:
+    """Read pooling / normalisation / prompt from a SentenceTransformer; refuse modules the export cannot carry."""
+    names = [type(module).__name__ for module in model]
+    if names[:2] != ["Transformer", "Pooling"] or any(name != "Normalize" for name in names[2:]):
+        raise PolyembedError(
+            f"{source}: ONNX export handles Transformer + Pooling (+ Normalize) models; this one has "
+            f"{' + '.join(names)}"
+        )
+    pooling = model[1].get_config_dict()
+    mode = pooling.get("pooling_mode")
+    if mode not in POOLING_MODES:
+        raise PolyembedError(f"{source}: pooling '{mode}' is not supported by the ONNX encoder ({POOLING_MODES})")
+    prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
+    if prompt and not pooling.get("include_prompt", True):
+        raise PolyembedError(f"{source}: pooling that leaves out the prompt tokens is not supported")
+    return OnnxSettings(
+        source=source,
+        pooling=mode,
+        normalize="Normalize" in names,
+        prompt=prompt,
+        max_seq_length=int(model.max_seq_length),
+        dimension=int(pooling["embedding_dimension"]),
+        quantized=quantize,
+    )
+
+
+def _export_graph(transformer: Any, tokenizer: Any, path: Path) -> None:
+    """torch.onnx export of the HF encoder with dynamic batch and sequence axes."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, encoder: Any) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    wrapper = LastHiddenState(transformer).eval()  # eval: export restores the module's mode afterwards
+    sample = tokenizer(["an example sentence", "two"], return_tensors="pt", padding=True)
+    axes = {0: "batch", 1: "sequence"}
+    torch.onnx.export(
+        wrapper,
+        (sample["input_ids"], sample["attention_mask"]),
+        str(path),
+        input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+        opset_version=17,
+        dynamo=False,
+    )
+
+
+def _optimize_graph(path: Path, config: Any) -> None:
+    """onnxruntime's transformer optimizer (fused attention, LayerNorm, GELU), in place."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    optimized = optimize_model(
+        str(path), model_type="bert", num_heads=int(config.num_attention_heads), hidden_size=int(config.hidden_size)
+    )
+    optimized.save_model_to_file(str(path))
+
+
+def export_onnx(
+    model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, overwrite: bool = False
+) -> Path:
+    """Export a sentence-transformers model (name, folder or encoder) to `out_dir` (written atomically):
+    tokenizer, `model.onnx`, with `quantize` also `model.int8.onnx`, and the settings file. An existing
+    `out_dir` is replaced only with `overwrite` and only when it is an earlier export."""
+    from polyembed.models.loading import as_sentence_transformer
+    from polyembed.outputs import check_output_dir
+
+    out_dir = check_output_dir(out_dir, "--output")
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not is_onnx_export(out_dir):
+            raise PolyembedError(f"--output {out_dir}: a folder of other files; polyembed never replaces those")
+        if not overwrite:
+            raise PolyembedError(f"--output {out_dir}: an earlier export is there (add --overwrite to replace it)")
+
+    st_model, source = as_sentence_transformer(model, "export")
+    settings = _settings_from(st_model, source, quantize)
+    transformer = st_model[0].auto_model
+    tokenizer = st_model.tokenizer
+    with atomic_dir(out_dir) as staging:
+        tokenizer.save_pretrained(str(staging))
+        _export_graph(transformer, tokenizer, staging / FP32_FILE)
+        if optimize:
+            _optimize_graph(staging / FP32_FILE, transformer.config)
+        if quantize:
+            from onnx import TensorProto
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(  # fused operators (com.microsoft) escape shape inference: their outputs are float
+                str(staging / FP32_FILE), str(staging / INT8_FILE), weight_type=QuantType.QInt8,
+                extra_options={"DefaultTensorType": TensorProto.FLOAT},
+            )
+        (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+    return out_dir
+
+
+class OnnxEncoder:
+    """A SentenceEncoder on an exported ONNX graph (onnxruntime, CPU)."""
+
+    routes_by_language = False
+
+    def __init__(self, folder: str | Path, graph: str | None = None, name: str | None = None) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        folder = Path(folder)
+        config_path = folder / CONFIG_FILE
+        try:
+            self.settings = OnnxSettings(**json.loads(config_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError) as err:
+            raise PolyembedError(f"{config_path}: not a polyembed ONNX export ({err})") from None
+        graph = graph or (INT8_FILE if self.settings.quantized else FP32_FILE)
+        graph_path = folder / graph
+        if not graph_path.is_file():
+            raise PolyembedError(f"{graph_path}: missing (export again with `polyembed export`)")
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
+        self.name = name or str(graph_path)
+        self.path = str(folder)
+        self.dimension = self.settings.dimension
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        language: str | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray:
+        """Rows as the source model gives them (prompt, pooling, normalisation), batched by length."""
+        from tqdm import tqdm
+
+        texts = [self.settings.prompt + sentence for sentence in sentences]
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = np.argsort([-len(text) for text in texts], kind="stable")  # similar lengths share a batch
+        starts = range(0, len(texts), batch_size)
+        for start in tqdm(starts, desc="Batches", disable=not show_progress_bar):
+            rows = order[start : start + batch_size]
+            batch = self.tokenizer(
+                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.settings.max_seq_length,
+                return_tensors="np",
+            )
+            mask = batch["attention_mask"].astype(np.int64)
+            hidden = self.session.run(
+                None, {"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask}
+            )[0]
+            out[rows] = _pool(hidden, mask, self.settings.pooling)
+        if self.settings.normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
+    if mode == "cls":
+        return hidden[:, 0]
+    weights = mask[..., None].astype(hidden.dtype)
+    if mode == "max":
+        return np.where(weights > 0, hidden, -1e9).max(axis=1)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+def is_onnx_export(path: str | Path) -> bool:
+    """A folder written by `export_onnx`, or a .onnx file inside one."""
+    path = Path(path)
+    folder = path.parent if path.suffix == ".onnx" else path
+    return (folder / CONFIG_FILE).is_file()
+
+
+def load_onnx(path: str | Path, name: str | None = None) -> OnnxEncoder:
+    """An OnnxEncoder for an export folder (int8 when it has one) or one of its .onnx files."""
+    path = Path(path)
+    if path.suffix == ".onnx":
+        return OnnxEncoder(path.parent, path.name, name)
+    return OnnxEncoder(path, None, name)
