@@ -178,6 +178,40 @@ CASES: list[tuple[str, list[str], str]] = [
     ("distill-student-not-cached", [*DISTILL, "--student", "someone/not-cached-model"], "not in the local"),
     ("distill-student-invalid-id", [*DISTILL, "--student", "bad id!!"], "valid Hugging Face id"),
     ("distill-unknown-flag", [*DISTILL, "--bogus", "1"], "--bogus"),
+    # ---- encode into shards
+    ("encode-shards-output-is-a-file", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afile", "--shard-size", "10"],
+     "exists and is a file"),
+    ("encode-shards-bad-dtype", ["encode", "{tmp}/good.txt", "-o", "{tmp}/s", "--shard-size", "10", "--dtype", "int8"],
+     "--dtype"),
+    ("encode-shards-column-alone", ["encode", "{tmp}/good.txt", "-o", "{tmp}/s", "--shard-size", "10",
+                                    "--language-column", "1"], "go together"),
+    ("encode-shards-stdin-workers", ["encode", "-", "-o", "{tmp}/s", "--shard-size", "10", "--workers", "2"],
+     "not stdin"),
+    ("encode-column-without-shards", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--language-column", "1"],
+     "--shard-size"),
+    # ---- mine
+    ("mine-unknown-margin", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--margin", "cos"],
+     "--margin"),
+    ("mine-k-0", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--k", "0"], "--k"),
+    ("mine-output-is-a-folder", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/afolder"], "is a folder"),
+    ("mine-output-read-only", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{ro}/p.tsv"], "cannot write in"),
+    ("mine-source-missing", ["mine", "{tmp}/missing.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv"],
+     "missing.txt: file not found"),
+    ("mine-target-blank-line", ["mine", "{tmp}/good.txt", "{tmp}/blank-line.txt", "-o", "{tmp}/p.tsv"],
+     "blank-line.txt:2"),
+    ("mine-unknown-language", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                               "--source-language", "xx"], "unknown language code 'xx'"),
+    ("mine-embeddings-not-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                 "--source-embeddings", "{tmp}/afile", "--target-embeddings", "{tmp}/afile"],
+     "not a .npy"),
+    # ---- serve
+    ("serve-port-0", ["serve", "--port", "0"], "--port"),
+    ("serve-max-inputs-0", ["serve", "--max-inputs", "0"], "--max-inputs"),
+    ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
+    # ---- export
+    ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),
+    ("export-output-other-files", ["export", "-o", "{tmp}/afolder"], "a folder of other files"),
+    ("export-output-read-only", ["export", "-o", "{ro}/x"], "cannot write in"),
     # ---- demo
     ("demo-out-is-a-file", ["demo", "--out", "{tmp}/afile"], "exists and is a file"),
     ("demo-out-read-only", ["demo", "--out", "{ro}/demo"], "cannot write in"),
@@ -250,7 +284,7 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "train distill", "demo"} <= covered
+            "train distill", "demo", "mine", "serve", "export"} <= covered
     assert len(CASES) >= 90
 
 

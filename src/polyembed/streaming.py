@@ -169,6 +169,7 @@ def _encode_shard(model: Any, texts: list[str], languages: list[str | None], opt
 def _write_shard(folder: Path, index: int, offsets: list[int], vectors: np.ndarray,
                  languages: list[str | None]) -> None:
     name = shard_name(index)
+    folder.mkdir(parents=True, exist_ok=True)  # on the first shard: input that fails at once leaves nothing
     if any(code is not None for code in languages):
         with atomic_write(folder / f"{name}.languages.txt") as handle:
             handle.write("".join(f"{code or ''}\n" for code in languages))
@@ -257,7 +258,6 @@ def encode_to_shards(
     identity = {"model": str(model_name), "dtype": options.dtype, "shard_size": options.shard_size,
                 "normalize": options.normalize}
     _check_manifest(folder, identity)
-    folder.mkdir(parents=True, exist_ok=True)
     if options.workers == 1:
         encoder = load_model(model) if isinstance(model, str) else model
         lines, encoded, skipped = _run_shards(encoder, source, folder, options, None, show_progress)
