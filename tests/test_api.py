@@ -27,3 +27,18 @@ def test_evaluate_refuses_a_bad_batch_size_before_loading_anything(tmp_path) -> 
     with pytest.raises(PolyembedError, match="batch size -1"):
         polyembed.evaluate("no-such-model", ["sts17"], batch_size=-1, out_dir=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+def test_evaluate_with_cache_encodes_each_sentence_once_across_runs(tmp_path, monkeypatch, hashing_encoder) -> None:
+    """The persistent store: a second evaluation of the same model encodes nothing and scores the same."""
+    from polyembed.eval.api import evaluate
+    from tests.eval.mock_tasks import PairSimilarityMock
+
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    first = evaluate(hashing_encoder, [PairSimilarityMock()], data_root=tmp_path, show_progress=False, cache=True)
+    calls = len(hashing_encoder.calls)
+    assert calls > 0
+    second = evaluate(hashing_encoder, [PairSimilarityMock()], data_root=tmp_path, show_progress=False, cache=True)
+    assert len(hashing_encoder.calls) == calls  # every sentence came from the store
+    assert [s.value for s in second.scores] == [s.value for s in first.scores]
+    assert (tmp_path / "cache" / "embeddings").is_dir()

@@ -99,6 +99,9 @@ def eval_command(
             "e.g. --tasks parallel-retrieval --task-arg directory=my/corpus --task-arg pivot=en."
         ),
     ] = None,
+    cache: Annotated[
+        bool, typer.Option(help="Keep embeddings in the persistent store: a second run encodes only new text.")
+    ] = False,
 ) -> None:
     """Evaluate a model and write results.json, report.md and plots to --out.
 
@@ -120,6 +123,7 @@ def eval_command(
         batch_size=batch_size,
         plots=plots,
         task_kwargs=task_kwargs,
+        cache=cache,
     )
     for run in result.runs:
         typer.echo(
@@ -481,6 +485,7 @@ def mine_command(
                           "faiss factory string.")
     ] = "auto",
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
+    cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
     from polyembed.mining.bitext import mine_files
@@ -488,7 +493,7 @@ def mine_command(
     result = mine_files(
         model, source, target, output, source_language=source_language, target_language=target_language,
         source_embeddings=source_embeddings, target_embeddings=target_embeddings, k=k, margin=margin, mode=mode,
-        threshold=threshold, index=index, batch_size=batch_size,
+        threshold=threshold, index=index, batch_size=batch_size, cache=cache,
     )
     typer.echo(
         f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "

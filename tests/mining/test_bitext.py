@@ -102,3 +102,14 @@ def test_mine_command_on_real_tatoeba(tmp_path, shared_data) -> None:
     rows = _rows(tmp_path / "pairs.tsv")
     correct = sum((src, tgt) in gold for _, src, tgt in rows)
     assert len(rows) >= 190 and correct >= 0.95 * len(rows)
+
+
+def test_mining_again_with_cache_encodes_nothing(tmp_path, monkeypatch, hashing_encoder) -> None:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "a.txt").write_text("a red house\nthe blue sea\nsmall dog\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("the blue sea!\nsmall dogs\na red house.\n", encoding="utf-8")
+    first = mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "1.tsv", cache=True)
+    calls = len(hashing_encoder.calls)
+    second = mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "2.tsv", cache=True)
+    assert len(hashing_encoder.calls) == calls and first.pairs == second.pairs == 3
+    assert (tmp_path / "1.tsv").read_text() == (tmp_path / "2.tsv").read_text()

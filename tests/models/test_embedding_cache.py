@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from polyembed.models.embedding_cache import EmbeddingStore, encoder_fingerprint
+from polyembed.models.embedding_cache import STORE_FILE, EmbeddingStore, encoder_fingerprint
 from tests.conftest import HashingEncoder
 
 
@@ -57,20 +57,33 @@ def test_encodes_only_unseen_and_keeps_input_order(tmp_path: Path, counting: Cou
 def test_persists_to_directory(tmp_path: Path, counting: CountingEncoder) -> None:
     directory = tmp_path / "store"
     sentences = ["Guten Morgen.", "Hello there.", "Wie geht's?"]
-    vectors = EmbeddingStore(counting, directory).embed(sentences, show_progress_bar=False)
-    assert (directory / "sentences.json").is_file() and (directory / "embeddings.npy").is_file()
-    assert json.loads((directory / "sentences.json").read_text(encoding="utf-8")) == sentences
-    assert not [p.name for p in directory.iterdir() if p.name.startswith(".")]  # no temp files left
+    first = EmbeddingStore(counting, directory)
+    vectors = first.embed(sentences, show_progress_bar=False)
+    first.close()
+    assert (directory / STORE_FILE).is_file()
 
     fresh = CountingEncoder(counting.inner)
     reopened = EmbeddingStore(fresh, directory)
     assert len(reopened) == 3
     again = reopened.embed(list(reversed(sentences)), show_progress_bar=False)
-    assert fresh.seen == []
+    assert fresh.seen == [] and reopened.encoded == 0
     np.testing.assert_array_equal(again, vectors[::-1])
     reopened.embed(["Neu hier.", "Hello there."], show_progress_bar=False)
-    assert fresh.seen == ["Neu hier."]
+    assert fresh.seen == ["Neu hier."] and reopened.encoded == 1
     assert len(EmbeddingStore(fresh, directory)) == 4
+
+
+def test_a_routed_encoder_is_keyed_by_language(tmp_path: Path, counting: CountingEncoder) -> None:
+    counting.routes_by_language = True  # type: ignore[attr-defined]
+    store = EmbeddingStore(counting, tmp_path / "store")
+    store.embed(["Gift"], show_progress_bar=False, language="de")
+    store.embed(["Gift"], show_progress_bar=False, language="en")  # same text, other route: encoded again
+    store.embed(["Gift"], show_progress_bar=False, language="de")
+    assert counting.seen == ["Gift", "Gift"] and len(store) == 2
+    plain = EmbeddingStore(HashingEncoder(), tmp_path / "plain")  # not routed: the language is no part of the key
+    plain.embed(["Gift"], show_progress_bar=False, language="de")
+    plain.embed(["Gift"], show_progress_bar=False, language="en")
+    assert plain.encoded == 1
 
 
 def test_encode_stands_in_for_a_teacher(tmp_path: Path, counting: CountingEncoder) -> None:
@@ -85,6 +98,17 @@ def test_encode_stands_in_for_a_teacher(tmp_path: Path, counting: CountingEncode
     assert store.encode(("two", "one")).shape == (2, counting.inner.dimension)  # any sequence
 
 
+def test_a_store_of_the_earlier_format_is_imported_once(tmp_path: Path, counting: CountingEncoder) -> None:
+    directory = tmp_path / "store"
+    directory.mkdir()
+    (directory / "sentences.json").write_text(json.dumps(["a", "b"]), encoding="utf-8")
+    np.save(directory / "embeddings.npy", counting.inner.encode(["a", "b"]))
+    store = EmbeddingStore(counting, directory)
+    assert len(store) == 2 and "a" in store
+    assert store.embed(["b", "c"], show_progress_bar=False).shape == (2, counting.inner.dimension)
+    assert counting.seen == ["c"] and not (directory / "sentences.json").exists()
+
+
 def test_files_of_different_length_are_ignored(tmp_path: Path, counting: CountingEncoder) -> None:
     directory = tmp_path / "store"
     directory.mkdir()
@@ -95,14 +119,14 @@ def test_files_of_different_length_are_ignored(tmp_path: Path, counting: Countin
     vectors = store.embed(["a", "b"], show_progress_bar=False)
     assert counting.seen == ["a", "b"]
     np.testing.assert_array_equal(vectors, counting.inner.encode(["a", "b"]))
-    assert len(EmbeddingStore(counting, directory)) == 2  # rewritten consistently
+    assert len(EmbeddingStore(counting, directory)) == 2
 
 
 def test_default_directory_is_under_cache_by_fingerprint(tmp_path: Path, counting: CountingEncoder) -> None:
     store = EmbeddingStore(counting)
     assert store.directory == tmp_path / "cache" / "embeddings" / encoder_fingerprint(counting)
     store.embed(["x"], show_progress_bar=False)
-    assert (store.directory / "embeddings.npy").is_file()
+    assert (store.directory / STORE_FILE).is_file()
 
 
 def test_fingerprint_follows_name_and_weight_files(tmp_path: Path) -> None:

@@ -48,8 +48,12 @@ def evaluate(
     show_progress: bool = True,
     plots: bool = True,
     task_kwargs: dict[str, Any] | None = None,
+    cache: bool = False,
 ) -> EvaluationResult:
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
+
+    `cache`: keep every embedding in the persistent store (`polyembed.models.embedding_cache`), so evaluating
+    the same model again encodes only sentences it has not seen.
 
     Outputs are staged in a hidden folder and moved into `out_dir` only when every task succeeded, so a
     failed run leaves nothing behind; only the files this report writes (and those an earlier polyembed
@@ -64,6 +68,10 @@ def evaluate(
     if out_dir is not None:
         check_output_dir(out_dir, "--out")  # before the model loads: an unwritable folder fails in a second
     encoder = load_model(model) if isinstance(model, str) else model
+    if cache:
+        from polyembed.models.embedding_cache import EmbeddingStore
+
+        encoder = EmbeddingStore(encoder, batch_size=batch_size)
     if out_dir is None:
         return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
     with publishing(out_dir, "--out") as staging:

@@ -103,11 +103,13 @@ def mine_files(
     threshold: float | None = None,
     index: str = "auto",
     batch_size: int = 64,
+    cache: bool = False,
 ) -> MiningResult:
     """Mine `source` x `target` (one sentence per line) into a TSV of `score<TAB>source<TAB>target`, best first.
 
     `model` is a name, folder or encoder (loaded only when a side has no precomputed `.npy` embeddings);
-    k / margin / mode / threshold follow LASER's mining options (`polyembed.mining.margin`)."""
+    k / margin / mode / threshold follow LASER's mining options (`polyembed.mining.margin`); `cache` keeps the
+    embeddings in the persistent store, so mining the same corpus again costs no encoding."""
     from polyembed.data.io import read_lines
     from polyembed.languages import require_known_language
 
@@ -128,6 +130,10 @@ def mine_files(
         from polyembed.api import load_model
 
         model = load_model(model) if isinstance(model, str) else model
+        if cache:
+            from polyembed.models.embedding_cache import EmbeddingStore
+
+            model = EmbeddingStore(model, batch_size=batch_size)
     source_vectors = _embeddings(model, source_lines, languages[0], source_embeddings, batch_size)
     target_vectors = _embeddings(model, target_lines, languages[1], target_embeddings, batch_size)
     if source_vectors.shape[1] != target_vectors.shape[1]:
