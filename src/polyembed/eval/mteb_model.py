@@ -1,0 +1,123 @@
+"""Run MTEB on any polyembed model: a wrapper that speaks MTEB's encoder protocol.
+
+Why: users compare encoders on MTEB. `MTEBEncoder(model)` passes `mteb.evaluate` a model it can call like any
+other; polyembed's own tasks stay the reference for the papers' benchmarks. For a language-routed model the
+language of each MTEB subset is passed through: a monolingual subset (`eval_langs` ["deu-Latn"]) routes every
+input to that language, a cross-lingual one (["eng-Latn", "deu-Latn"]) lets the language identifier choose
+between its two languages for each input (MTEB's batches do not say which side a text is on).
+
+    import mteb
+    from polyembed.eval.mteb_model import MTEBEncoder
+
+    results = mteb.evaluate(MTEBEncoder("me5-small"), mteb.get_tasks(tasks=["STS17"]), cache=None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from polyembed.languages import normalize_language
+from polyembed.models.encoder import SentenceEncoder
+
+
+def subset_languages(task_metadata: Any, hf_subset: str) -> list[str]:
+    """polyembed codes of an MTEB subset ('deu-Latn' -> 'de'), from the task's `eval_langs`."""
+    eval_langs = getattr(task_metadata, "eval_langs", None)
+    tags: Sequence[str]
+    if isinstance(eval_langs, dict):
+        tags = eval_langs.get(hf_subset, [])
+    elif isinstance(eval_langs, list | tuple):
+        tags = eval_langs
+    else:
+        tags = []
+    codes = []
+    for tag in tags:
+        code = normalize_language(str(tag).split("-")[0])
+        if code and code not in codes:
+            codes.append(code)
+    return codes
+
+
+class MTEBEncoder:
+    """A polyembed encoder behind MTEB's `EncoderProtocol` (encode, similarity, similarity_pairwise, meta)."""
+
+    def __init__(self, model: str | SentenceEncoder, name: str | None = None, batch_size: int = 64) -> None:
+        from polyembed.models.loading import load_model
+
+        self.encoder = load_model(model) if isinstance(model, str) else model
+        self.batch_size = batch_size
+        self.routes_by_language = bool(getattr(self.encoder, "routes_by_language", False))
+        self.languages_used: list[tuple[str, str | None]] = []
+        """(hf_subset, language) of every encode call, for the record."""
+        self.mteb_model_meta = self._meta(name or str(getattr(self.encoder, "name", "polyembed-model")))
+
+    def _meta(self, name: str) -> Any:
+        from mteb.models.model_meta import ModelMeta
+
+        dimension = getattr(self.encoder, "dimension", None)
+        return ModelMeta.create_empty(
+            {
+                "name": f"polyembed/{name.replace('/', '__')}",
+                "revision": "local",
+                "embed_dim": int(dimension) if dimension else None,
+                "similarity_fn_name": "cosine",
+                "framework": ["PyTorch"],
+                "open_weights": True,
+            }
+        )
+
+    def encode(
+        self,
+        inputs: Iterable[dict[str, Any]],
+        *,
+        task_metadata: Any,
+        hf_split: str,
+        hf_subset: str,
+        prompt_type: Any = None,
+        **kwargs: Any,
+    ) -> np.ndarray:
+        """Embeddings (L2-normalised rows) of every text in MTEB's batches, in order."""
+        from polyembed.api import encode
+
+        texts = [text for batch in inputs for text in batch["text"]]
+        languages = subset_languages(task_metadata, hf_subset) if self.routes_by_language else []
+        if len(languages) == 1:
+            self.languages_used.append((hf_subset, languages[0]))
+            return encode(self.encoder, texts, languages[0], batch_size=self.batch_size)
+        if len(languages) > 1:
+            return self._encode_by_detected_language(texts, languages, hf_subset)
+        self.languages_used.append((hf_subset, None))
+        return encode(self.encoder, texts, batch_size=self.batch_size)
+
+    def _encode_by_detected_language(self, texts: list[str], candidates: list[str], hf_subset: str) -> np.ndarray:
+        from polyembed.api import encode
+        from polyembed.models.langid import identify_languages
+
+        detected = identify_languages(texts, candidates)
+        out: np.ndarray | None = None
+        for language in dict.fromkeys(detected):
+            rows = [i for i, code in enumerate(detected) if code == language]
+            vectors = encode(self.encoder, [texts[i] for i in rows], language, batch_size=self.batch_size)
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+            self.languages_used.append((hf_subset, language))
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> np.ndarray:
+        """Cosine similarity matrix."""
+        a, b = _unit_rows(embeddings1), _unit_rows(embeddings2)
+        return a @ b.T
+
+    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> np.ndarray:
+        """Cosine of each row pair."""
+        return (_unit_rows(embeddings1) * _unit_rows(embeddings2)).sum(axis=1)
+
+
+def _unit_rows(matrix: Any) -> np.ndarray:
+    array = np.asarray(matrix.cpu() if hasattr(matrix, "cpu") else matrix, dtype=np.float32)
+    array = array.reshape(1, -1) if array.ndim == 1 else array
+    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
