@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from polyembed.demo import comparison_markdown, demo_config_path, demo_tasks, format_headline, headline_metrics
+from polyembed.demo import (
+    comparison_markdown,
+    demo_config_path,
+    demo_tasks,
+    format_headline,
+    headline_metrics,
+    teacher_tasks,
+)
 from polyembed.eval.base import Score, get_task
 from polyembed.eval.runner import EvaluationResult, TaskRun
 
@@ -79,6 +86,17 @@ def test_comparison_ratio_is_against_the_teacher_english() -> None:
     student = _result("s", [(t, s, m, v + 10 if "-" in s else v) for t, s, m, v in ROWS])
     text = comparison_markdown({"teacher": teacher, "distilled student": student})
     assert "| cross / teacher English (goal >= 90%) | 76.5% | 88.2% |" in text  # 65/85 and 75/85
+
+
+def test_the_teacher_is_scored_on_english_sts_only() -> None:
+    tasks = [get_task(name, **kwargs) for name, kwargs in teacher_tasks()]
+    assert [(t.name, list(t.languages)) for t in tasks] == [("sts17", ["en-en"]), ("stsb-multi-mt", ["en"])]
+    english_only = [row for row in ROWS if row[1] in ("en-en", "en")]
+    teacher = _result("t", english_only)
+    student = _result("s", ROWS)
+    text = comparison_markdown({"teacher": teacher, "distilled student": student})
+    assert "| cross / teacher English (goal >= 90%) | - | 76.5% |" in text  # the ratio needs only English STS
+    assert "| Tatoeba accuracy (trained languages) | - | 80.00 |" in text  # not measured: '-', not 'nan'
 
 
 def test_demo_tasks_follow_the_trained_languages() -> None:
