@@ -128,3 +128,18 @@ def test_real_tico_mining_is_deterministic(shared_data: Path, hashing_encoder) -
     assert 0.0 < values["f1"] < 100.0
     extra = next(s.extra for s in first if s.subset == "tico19:fr")
     assert (extra["source_pool"], extra["target_pool"], extra["k"], extra["mode"]) == (400, 400, 4, "max")
+
+
+def test_bucc_like_mining_keeps_gold_at_five_percent(tmp_path: Path, hashing_encoder) -> None:
+    from polyembed.eval.tasks.mining import BUCC_LIKE_SUBSETS
+
+    assert get_task("bucc-like-mining").languages == BUCC_LIKE_SUBSETS
+    assert not {"tatoeba-challenge:deu", "tatoeba-challenge:spa"} & set(BUCC_LIKE_SUBSETS)  # demo languages
+    with pytest.raises(PolyembedError, match="over 5 %"):
+        get_task("bucc-like-mining", n_gold=100, n_distractors=1000)
+    root = _synthetic_root(tmp_path)
+    task = get_task("bucc-like-mining", languages=["tatoeba-challenge:deu"], n_gold=7, n_distractors=140)
+    scores = task.evaluate(EmbeddingCache(hashing_encoder, root, show_progress=False))
+    extra = next(s.extra for s in scores if s.subset == "tatoeba-challenge:deu")
+    assert extra["gold_share"] <= 0.05 and extra["source_pool"] == 147  # 7 gold + 140 distractors
+    assert by_metric(scores, "tatoeba-challenge:deu")["f1"] == 100.0  # the perfect encoder still finds all
