@@ -113,3 +113,19 @@ def test_mining_again_with_cache_encodes_nothing(tmp_path, monkeypatch, hashing_
     second = mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "2.tsv", cache=True)
     assert len(hashing_encoder.calls) == calls and first.pairs == second.pairs == 3
     assert (tmp_path / "1.tsv").read_text() == (tmp_path / "2.tsv").read_text()
+
+
+def test_shard_folders_are_embeddings_too(tmp_path, hashing_encoder) -> None:
+    from polyembed.streaming import StreamOptions, encode_to_shards
+
+    (tmp_path / "a.txt").write_text("a red house\nthe blue sea\nsmall dog\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("the blue sea!\nsmall dogs\na red house.\n", encoding="utf-8")
+    for side in ("a", "b"):
+        encode_to_shards(hashing_encoder, tmp_path / f"{side}.txt", tmp_path / f"{side}-shards",
+                         StreamOptions(shard_size=2, dtype="float32"), show_progress=False)
+    calls = len(hashing_encoder.calls)
+    result = mine_files("no-such-model", tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "p.tsv",
+                        source_embeddings=tmp_path / "a-shards", target_embeddings=tmp_path / "b-shards")
+    direct = mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "q.tsv")
+    assert len(hashing_encoder.calls) == calls + 2 and result.pairs == direct.pairs == 3
+    assert (tmp_path / "p.tsv").read_text() == (tmp_path / "q.tsv").read_text()

@@ -69,16 +69,22 @@ class MiningResult:
 def _embeddings(
     model: Any, sentences: list[str], language: str | None, embeddings: str | Path | None, batch_size: int
 ) -> np.ndarray:
-    """Vectors for `sentences`: loaded from a .npy file (one row per line, checked) or encoded."""
+    """Vectors for `sentences`: loaded from a .npy file or a shard folder (one row per line, checked), or
+    encoded."""
     from polyembed.api import encode
 
     if embeddings is None:
         return encode(model, sentences, language, batch_size=batch_size, show_progress_bar=True)
     path = Path(embeddings)
     try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise PolyembedError(f"{path}: not a .npy embedding matrix ({err})") from None
+        if path.is_dir():  # a folder of shards from `polyembed encode --shard-size`
+            from polyembed.streaming import load_shards
+
+            matrix = load_shards(path)
+        else:
+            matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, KeyError) as err:
+        raise PolyembedError(f"{path}: not a .npy embedding matrix or shard folder ({err})") from None
     if matrix.ndim != 2 or matrix.shape[0] != len(sentences):
         raise PolyembedError(
             f"{path}: {matrix.shape[0] if matrix.ndim else 0} rows of shape {matrix.shape} for {len(sentences)} "
