@@ -133,3 +133,22 @@ def test_two_worker_processes_write_the_same_shards(tmp_path, corpus) -> None:
     assert one.exit_code == 0 and two.exit_code == 0, (one.output, two.output)
     assert "10 lines in 4 shards (4 encoded, 0 already there)" in two.output
     assert np.allclose(load_shards(tmp_path / "one"), load_shards(tmp_path / "two"), atol=1e-5)
+
+
+def test_ray_workers_write_the_same_shards(tmp_path, corpus) -> None:
+    """A 2-worker local Ray job gives the single-process rows (the same code path scales to a cluster)."""
+    ray = pytest.importorskip("ray")
+    from tests.helpers import tiny_sentence_transformer
+
+    model = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
+    single = encode_to_shards(model, corpus, tmp_path / "one", StreamOptions(shard_size=3, dtype="float32"),
+                              show_progress=False)
+    try:
+        result = encode_to_shards(
+            model, corpus, tmp_path / "ray", StreamOptions(shard_size=3, dtype="float32", workers=2, backend="ray"),
+            show_progress=False,
+        )
+    finally:
+        ray.shutdown()
+    assert (result.encoded_shards, result.lines) == (4, 10) and result.shards == single.shards
+    assert np.allclose(load_shards(tmp_path / "one"), load_shards(tmp_path / "ray"), atol=1e-5)

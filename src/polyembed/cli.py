@@ -172,6 +172,10 @@ def encode_command(
     ] = None,
     workers: Annotated[int, typer.Option(help="Shards: encoding processes (each with its share of cores).",
                                          min=1)] = 1,
+    backend: Annotated[str, typer.Option(help="Shards with --workers: local processes, or ray tasks.")] = "processes",
+    ray_address: Annotated[
+        str | None, typer.Option(help="--backend ray: a running cluster ('auto', ray://host:10001); default local.")
+    ] = None,
 ) -> None:
     """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
     import numpy as np
@@ -185,7 +189,7 @@ def encode_command(
         from polyembed.streaming import StreamOptions, encode_to_shards
 
         options = StreamOptions(shard_size, dtype, language, language_column, text_column, batch_size, normalize,
-                                workers)  # type: ignore[arg-type]
+                                workers, backend, ray_address)  # type: ignore[arg-type]
         result = encode_to_shards(model, str(input), output, options)
         typer.echo(f"{result.lines} lines in {len(result.shards)} shards ({result.encoded_shards} encoded, "
                    f"{result.skipped_shards} already there) -> {result.output_dir}")

@@ -7,7 +7,8 @@ each row's line in the input, so a row leads back to its text) and, when languag
 `shard-00000.languages.txt`. A finished shard is never encoded again: after a kill, the same command skips the
 shards already on disk. `manifest.json` (written last) records the model, dtype, dimension, shard size, line
 count and shard list. With `workers > 1`, shard i goes to worker i mod workers, each a process of its own with
-its share of the CPU threads.
+its share of the CPU threads: local processes, or Ray tasks (`backend="ray"`, `ray_address` of a running
+cluster for more than one machine; the input and the output folder must then be on a filesystem every node sees).
 
 Languages per line: one for all (`language`), a TSV column (`language_column`, with the text in
 `text_column`), or the language identifier when the model routes by language. Lines are grouped by language
@@ -45,11 +46,15 @@ class StreamOptions:
     batch_size: int = 64
     normalize: bool = True
     workers: int = 1
+    backend: Literal["processes", "ray"] = "processes"
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("shard_size", "batch_size", "workers"):
             if getattr(self, name) < 1:
                 raise PolyembedError(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(self, name)}")
+        if self.backend not in ("processes", "ray"):
+            raise PolyembedError(f"--backend {self.backend}: choose processes or ray")
         if self.dtype not in DTYPES:
             raise PolyembedError(f"--dtype {self.dtype}: choose float16 or float32")
         for name in ("language_column", "text_column"):
@@ -262,14 +267,7 @@ def encode_to_shards(
         encoder = load_model(model) if isinstance(model, str) else model
         lines, encoded, skipped = _run_shards(encoder, source, folder, options, None, show_progress)
     else:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        threads = max(1, (os.cpu_count() or 1) // options.workers)
-        with ProcessPoolExecutor(options.workers, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_worker_run, str(model), str(source), str(folder), options, worker, threads)
-                       for worker in range(options.workers)]
-            counts = [future.result() for future in futures]
+        counts = _run_workers(str(model), str(source), folder, options)
         encoded, skipped = sum(c[0] for c in counts), sum(c[1] for c in counts)
         lines = _count_lines(source)
     shards = [shard_name(i) for i in range(_shard_count(lines, options.shard_size))]
@@ -281,6 +279,29 @@ def encode_to_shards(
         handle.write(json.dumps({**identity, "source": str(source), "lines": lines, "dimension": dimension,
                                  "shards": shards}, indent=2))
     return StreamResult(folder, lines, shards, encoded, skipped)
+
+
+def _run_workers(model: str, source: str, folder: Path, options: StreamOptions) -> list[tuple[int, int]]:
+    """(encoded, skipped) per worker: `options.workers` local processes or Ray tasks, shard i on worker i mod n."""
+    if options.backend == "ray":
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False,
+                     **({} if options.ray_address else {"num_cpus": os.cpu_count() or 1}))
+        cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)) / options.workers)
+        task = ray.remote(num_cpus=min(cpus, 1.0))(_worker_run)
+        threads = max(1, int(cpus))
+        return ray.get([task.remote(model, source, str(folder), options, worker, threads)
+                        for worker in range(options.workers)])
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    threads = max(1, (os.cpu_count() or 1) // options.workers)
+    with ProcessPoolExecutor(options.workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_worker_run, model, source, str(folder), options, worker, threads)
+                   for worker in range(options.workers)]
+        return [future.result() for future in futures]
 
 
 def _shard_count(lines: int, shard_size: int) -> int:
