@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from docs_sections import missing_tables, replace_section
 
 from polyembed.config import parse_key_values
 from polyembed.errors import PolyembedError
@@ -743,25 +744,15 @@ def render() -> str:
         lines.append("")
     lines.append(END)
     section = "\n".join(lines)
-    current = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else ""
-    shown = current[current.index(START) : current.index(END)] if START in current and END in current else ""
-    missing = [
-        name for name, command in SECTION_SOURCES.items()
-        if f"benchmarks/distill.py {command}" in shown and _load(name) is None
-    ]
+    present = {name for name in SECTION_SOURCES if _load(name) is not None}
+    commands = {name: f"benchmarks/distill.py {command}" for name, command in SECTION_SOURCES.items()}
+    missing = missing_tables(DOCS, START, END, commands, present)
     if missing:
         # results/ is not in git: on another machine a re-render would drop every table whose JSON is absent
         print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}; "
               "copy the tables you re-measured from the section below by hand")
         return section
-    text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    tmp = DOCS.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOCS)
+    replace_section(DOCS, START, END, section)
     return section
 
 
