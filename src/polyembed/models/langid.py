@@ -29,3 +29,8 @@ def identify_language(text: str, candidates: Sequence[str] | None = None) -> tup
 def identify_languages(texts: Sequence[str], candidates: Sequence[str] | None = None) -> list[str]:
     """Language code for each text."""
     return [identify_language(text, candidates)[0] for text in texts]
+
+
+def langid_languages() -> frozenset[str]:
+    """The ISO 639-1 codes the identifier can answer (97 languages)."""
+    return frozenset(str(code) for code in _identifier().nb_classes)

@@ -16,6 +16,7 @@ from polyembed.models.encoder import SentenceTransformerEncoder
 from polyembed.outputs import atomic_dir
 
 if TYPE_CHECKING:
+    from polyembed.models.modular import ModularEncoder
     from polyembed.models.onnx_export import OnnxEncoder
 
 
@@ -171,20 +172,25 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceTransformerEncoder | OnnxEncoder:
+def load_model(
+    name_or_path: str, *, device: str | None = "cpu"
+) -> SentenceTransformerEncoder | OnnxEncoder | ModularEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
-    Face id, or an ONNX export (`polyembed export`: its folder gives the int8 graph, a .onnx file in it that
-    graph).
+    Face id, an ONNX export (`polyembed export`: its folder gives the int8 graph, a .onnx file in it that
+    graph), or a modular bundle (`polyembed.models.modular`).
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     """
     from sentence_transformers import SentenceTransformer
 
+    from polyembed.models.modular import ModularEncoder, is_modular_bundle
     from polyembed.models.onnx_export import is_onnx_export, load_onnx
 
     if is_onnx_export(name_or_path):
         return load_onnx(name_or_path, name=name_or_path)
+    if is_modular_bundle(name_or_path):
+        return ModularEncoder(name_or_path, name=name_or_path, device=device or "cpu")
     target, local_only = resolve_model_path(name_or_path)
     try:
         model = SentenceTransformer(target, device=device, local_files_only=local_only)

@@ -1,0 +1,227 @@
+"""The modular encoder bundle (Huang et al. 2024): one sentence encoder per language, aligned to an English pivot.
+
+Why a bundle: the modular method trains a specialised encoder per language (its own tokenizer and weights) and,
+for every non-pivot language, a cross-lingual alignment (CLA) parallel adapter that maps it into the pivot's
+space. A user wants one model: `encode(sentences, language=...)` routes to the language's encoder; `mode="mono"`
+runs it without its adapter (the specialised monolingual space, bit-identical to the encoder before CLA),
+`mode="cross"` with it (comparable across languages). Without a language, the language identifier routes each
+sentence among the bundle's languages.
+
+Folder layout (saved by `save_modular_bundle`, loaded by `polyembed.load_model(folder)`):
+
+    bundle/
+      polyembed_modular.json   {"pivot": "en", "languages": ["de", "en", "kk"], "default_mode": "cross",
+                                "unknown_language": "error"}
+      en/                      a sentence-transformers folder (the pivot: never an adapter)
+      de/                      a sentence-transformers folder + parallel_adapter.{json,safetensors} (CLA)
+
+Why not sentence-transformers' `Router`: it routes per call through named routes (`task=`), shares one module
+list shape, and has no notion of a per-route adapter that can be switched off; mono/cross per language and the
+pivot fallback need more than a route name, so the bundle is its own small class (a plain `SentenceTransformer`
+user loads one language's folder directly).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from polyembed.errors import PolyembedError
+from polyembed.languages import normalize_language
+
+BUNDLE_FILE = "polyembed_modular.json"
+Mode = Literal["mono", "cross"]
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BundleConfig:
+    """What the bundle file records."""
+
+    pivot: str
+    languages: list[str]
+    default_mode: Mode = "cross"
+    unknown_language: Literal["error", "pivot"] = "error"
+
+
+def is_modular_bundle(path: str | Path) -> bool:
+    return (Path(path) / BUNDLE_FILE).is_file()
+
+
+class ModularEncoder:
+    """A SentenceEncoder over per-language encoders; see the module docstring."""
+
+    routes_by_language = True
+
+    def __init__(self, folder: str | Path, name: str | None = None, device: str = "cpu") -> None:
+        folder = Path(folder)
+        path = folder / BUNDLE_FILE
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            self.config = BundleConfig(**raw)
+        except (OSError, ValueError, TypeError) as err:
+            raise PolyembedError(f"{path}: not a modular bundle file ({err})") from None
+        if self.config.pivot not in self.config.languages:
+            raise PolyembedError(f"{path}: the pivot '{self.config.pivot}' is not among its languages")
+        if self.config.default_mode not in ("mono", "cross") or self.config.unknown_language not in ("error", "pivot"):
+            raise PolyembedError(f"{path}: default_mode must be mono or cross, unknown_language error or pivot")
+        for language in self.config.languages:
+            if not (folder / language).is_dir():
+                raise PolyembedError(f"{folder}: language '{language}' is listed but its folder {language}/ is missing")
+        self.folder = folder
+        self.path = str(folder)
+        self.name = name or str(folder)
+        self.device = device
+        self._encoders: dict[str, Any] = {}
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.config.languages)
+
+    @property
+    def dimension(self) -> int:
+        return int(self._encoder(self.config.pivot).get_embedding_dimension())
+
+    def _encoder(self, language: str) -> Any:
+        """The language's SentenceTransformer, loaded on first use, with its CLA adapter when it has one."""
+        if language not in self._encoders:
+            from sentence_transformers import SentenceTransformer
+
+            from polyembed.models.parallel_adapter import CONFIG_FILE, load_parallel_adapters
+
+            folder = self.folder / language
+            model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
+            if language != self.config.pivot and (folder / CONFIG_FILE).is_file():
+                load_parallel_adapters(model, folder)
+            model.eval()
+            self._encoders[language] = model
+        return self._encoders[language]
+
+    def _route(self, language: str | None) -> str:
+        code = normalize_language(language) if language else None
+        if code in self.config.languages:
+            return code
+        if self.config.unknown_language == "pivot":
+            logger.warning("modular bundle %s: no encoder for '%s', using the pivot '%s'", self.name, language,
+                           self.config.pivot)
+            return self.config.pivot
+        raise PolyembedError(
+            f"modular bundle {self.name}: no encoder for language '{language}' (it has "
+            f"{', '.join(self.config.languages)}; unknown_language: pivot falls back to '{self.config.pivot}')"
+        )
+
+    def _encode_one_language(
+        self, sentences: Sequence[str], language: str, mode: Mode, batch_size: int, show_progress_bar: bool
+    ) -> np.ndarray:
+        from polyembed.models.parallel_adapter import parallel_adapter_blocks, set_parallel_adapters_active
+
+        model = self._encoder(language)
+        if parallel_adapter_blocks(model):
+            set_parallel_adapters_active(model, mode == "cross")
+        vectors = model.encode(list(sentences), batch_size=batch_size, show_progress_bar=show_progress_bar,
+                               convert_to_numpy=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode(
+        self,
+        sentences: Sequence[str],
+        language: str | None = None,
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        mode: Mode | None = None,
+    ) -> np.ndarray:
+        """Rows for `sentences`: all through `language`'s encoder, or routed one by one by the language
+        identifier when `language` is None; `mode` mono / cross (default: the bundle's)."""
+        mode = mode or self.config.default_mode
+        if mode not in ("mono", "cross"):
+            raise PolyembedError(f"mode '{mode}': choose mono or cross")
+        if len(sentences) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if language is not None:
+            return self._encode_one_language(sentences, self._route(language), mode, batch_size, show_progress_bar)
+        routes = [self._route(code) for code in self._identify(sentences)]
+        out: np.ndarray | None = None
+        for code in dict.fromkeys(routes):
+            rows = [i for i, route in enumerate(routes) if route == code]
+            vectors = self._encode_one_language([sentences[i] for i in rows], code, mode, batch_size, False)
+            if out is None:
+                out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        assert out is not None
+        return out
+
+    def _identify(self, sentences: Sequence[str]) -> list[str]:
+        from polyembed.models.langid import identify_languages, langid_languages
+
+        candidates = [code for code in self.config.languages if code in langid_languages()]
+        if not candidates:
+            raise PolyembedError(
+                f"modular bundle {self.name}: the language identifier knows none of {', '.join(self.languages)}; "
+                "pass language=..."
+            )
+        return identify_languages(sentences, candidates)
+
+    def with_mode(self, mode: Mode) -> ModularEncoder:
+        """The same bundle (encoders shared) with another default mode, e.g. for monolingual evaluation."""
+        other = object.__new__(ModularEncoder)
+        other.__dict__.update(self.__dict__)
+        other.config = BundleConfig(**{**asdict(self.config), "default_mode": mode})
+        other.name = f"{self.name} [{mode}]"
+        return other
+
+
+def save_modular_bundle(
+    folder: str | Path,
+    encoders: dict[str, Any],
+    pivot: str = "en",
+    *,
+    default_mode: Mode = "cross",
+    unknown_language: Literal["error", "pivot"] = "error",
+) -> Path:
+    """Write a bundle: each language's SentenceTransformer (with its CLA adapter weights, if it has adapters)
+    into `folder/<language>/`, then the bundle file; the folder appears whole or not at all."""
+    from polyembed.models.parallel_adapter import parallel_adapter_blocks, parallel_adapters_off, save_parallel_adapters
+    from polyembed.outputs import atomic_dir
+
+    codes = {}
+    for language in encoders:
+        code = normalize_language(language)
+        if not code:
+            raise PolyembedError(f"modular bundle: unknown language code '{language}'")
+        codes[language] = code
+    if normalize_language(pivot) not in codes.values():
+        raise PolyembedError(f"modular bundle: the pivot '{pivot}' has no encoder")
+    with atomic_dir(folder) as staging:
+        for language, model in encoders.items():
+            target = staging / codes[language]
+            if parallel_adapter_blocks(model):
+                with parallel_adapters_off(model):  # the encoder's own weights: adapters are saved apart
+                    _save_without_adapters(model, target)
+                save_parallel_adapters(model, target)
+            else:
+                model.save(str(target))
+        config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
+        (staging / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
+    return Path(folder)
+
+
+def _save_without_adapters(model: Any, target: Path) -> None:
+    """Save a SentenceTransformer whose feed-forward outputs are wrapped, as the plain encoder it wraps."""
+    from polyembed.models.parallel_adapter import FeedForwardOutputWithParallelAdapter
+
+    wrapped = [(parent, name, module) for parent in model.modules() for name, module in parent.named_children()
+               if isinstance(module, FeedForwardOutputWithParallelAdapter)]
+    try:
+        for parent, name, module in wrapped:
+            setattr(parent, name, module.base)
+        model.save(str(target))
+    finally:
+        for parent, name, module in wrapped:
+            setattr(parent, name, module)
