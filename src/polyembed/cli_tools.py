@@ -1,0 +1,93 @@
+"""The `polyembed` commands for using a model at scale: export (ONNX), mine (bitext), serve (HTTP).
+
+Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli.app`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from polyembed.cli import app, clean_errors
+
+
+@app.command("export")
+@clean_errors
+def export_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the ONNX export.")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    quantize: Annotated[bool, typer.Option(help="Also write the dynamically quantised int8 graph.")] = True,
+    optimize: Annotated[bool, typer.Option(help="Fuse attention/LayerNorm/GELU with onnxruntime first.")] = True,
+    overwrite: Annotated[bool, typer.Option(help="Replace an earlier export in --output.")] = False,
+) -> None:
+    """Export a model to ONNX (model.onnx, model.int8.onnx); `load_model(FOLDER)` and `-m FOLDER` run it."""
+    from polyembed.models.onnx_export import export_onnx
+
+    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, overwrite=overwrite)
+    files = ", ".join(sorted(p.name for p in folder.glob("*.onnx")))
+    typer.echo(f"wrote {folder} ({files})")
+
+
+@app.command("mine")
+@clean_errors
+def mine_command(
+    source: Annotated[Path, typer.Argument(help="Source-language text, one sentence per line.")],
+    target: Annotated[Path, typer.Argument(help="Target-language text, one sentence per line.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="TSV: score, source, target (best first).")],
+    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    source_language: Annotated[str | None, typer.Option(help="Language of SOURCE (routed models).")] = None,
+    target_language: Annotated[str | None, typer.Option(help="Language of TARGET (routed models).")] = None,
+    source_embeddings: Annotated[
+        Path | None, typer.Option(help=".npy rows of SOURCE already encoded (skips encoding that side).")
+    ] = None,
+    target_embeddings: Annotated[Path | None, typer.Option(help=".npy rows of TARGET already encoded.")] = None,
+    k: Annotated[int, typer.Option("--k", help="Neighbours per sentence for the margin.", min=1)] = 4,
+    margin: Annotated[str, typer.Option(help="ratio, distance or absolute.")] = "ratio",
+    mode: Annotated[str, typer.Option(help="forward, backward, intersect or max (1-1).")] = "max",
+    threshold: Annotated[float | None, typer.Option(help="Keep pairs scoring at least this (ratio: ~1.06).")] = None,
+    index: Annotated[
+        str, typer.Option(help="faiss index: auto (exact up to 100k sentences, else IVF), flat, ivf, hnsw, or a "
+                          "faiss factory string.")
+    ] = "auto",
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+    cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
+) -> None:
+    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
+    from polyembed.mining.bitext import mine_files
+
+    result = mine_files(
+        model, source, target, output, source_language=source_language, target_language=target_language,
+        source_embeddings=source_embeddings, target_embeddings=target_embeddings, k=k, margin=margin, mode=mode,
+        threshold=threshold, index=index, batch_size=batch_size, cache=cache,
+    )
+    typer.echo(
+        f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "
+        f"sentences, {result.index} index)"
+    )
+
+
+@app.command("serve")
+@clean_errors
+def serve_command(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")
+    ] = "me5-small",
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
+    max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1)] = 2048,
+    max_input_chars: Annotated[int, typer.Option(help="Longest input, in characters.", min=1)] = 20_000,
+    max_batch_size: Annotated[int, typer.Option(help="Most sentences encoded together.", min=1)] = 64,
+    max_wait_ms: Annotated[
+        float, typer.Option(help="How long a request waits for others to share its batch.", min=0, max=10_000)
+    ] = 5.0,
+) -> None:
+    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health."""
+    import uvicorn
+
+    from polyembed.api import load_model
+    from polyembed.serve import ServerLimits, create_app
+
+    limits = ServerLimits(max_inputs, max_input_chars, max_batch_size, max_wait_ms)
+    uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
