@@ -187,6 +187,8 @@ CASES: list[tuple[str, list[str], str]] = [
                                     "--language-column", "1"], "go together"),
     ("encode-shards-stdin-workers", ["encode", "-", "-o", "{tmp}/s", "--shard-size", "10", "--workers", "2"],
      "not stdin"),
+    ("encode-shards-bad-backend", ["encode", "{tmp}/good.txt", "-o", "{tmp}/s", "--shard-size", "10", "--backend",
+                                   "spark"], "--backend"),
     ("encode-column-without-shards", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--language-column", "1"],
      "--shard-size"),
     # ---- mine

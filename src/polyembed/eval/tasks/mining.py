@@ -24,7 +24,7 @@ Reported per subset (percent): `f1` (main), `precision`, `recall` on test, `trai
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -229,16 +229,11 @@ class BuccLikeMining(ComparableMining):
     `comparable-mining`'s one-third gold is an easier task. Defaults to three Tatoeba-Challenge languages that
     the demo does not train (each encodes 12,000 sentences)."""
 
-    metadata = TaskMetadata(
+    metadata = replace(
+        ComparableMining.metadata,
         name="bucc-like-mining",
-        type="bitext-mining",
         description="BUCC-proportioned mining (5 % gold per pool, threshold fitted on train) from Tatoeba-Challenge "
         "and TICO-19",
-        datasets=("tico19", "tatoeba-challenge"),
-        languages=MINING_SUBSETS,
-        splits=("test",),
-        main_score="f1",
-        reference="Zweigenbaum et al. 2017 (BUCC); Artetxe & Schwenk 2019 (margin mining)",
     )
 
     def __init__(
