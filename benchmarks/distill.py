@@ -591,6 +591,30 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
 
 
 
+def recipe_summary(saved: dict[str, Any] | None) -> list[str]:
+    """Per recipe and seed: languages (of all scored) losing more than 1 point / 3 points or more, and the mean
+    change of the languages no recipe had any text for (not trained, not anchored in any recipe)."""
+    if not saved or not saved.get("rows"):
+        return []
+    seen: set[str] = set()
+    for row in saved["rows"].values():
+        for run in row["runs"].values():
+            seen |= {lang["language"] for lang in run["forgetting"]["languages"]
+                     if lang.get("trained") or lang.get("anchored")}
+    lines = ["| recipe | seed | losing > 1 | losing >= 3 | never-seen languages | their mean change |",
+             "|---|---|---|---|---|---|"]
+    for name, row in saved["rows"].items():
+        for seed, run in row["runs"].items():
+            languages = run["forgetting"]["languages"]
+            never = [lang["change"] for lang in languages if lang["language"] not in seen]
+            lines.append(
+                f"| {name} | {seed} | {sum(1 for lang in languages if lang['change'] < -1)} | "
+                f"{sum(1 for lang in languages if lang['change'] <= -3)} | {len(never)} | "
+                f"{sum(never) / len(never):+.2f} |"
+            )
+    return lines
+
+
 def _machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
@@ -797,6 +821,7 @@ def main() -> None:
     p.add_argument("--max-rows", type=int, default=None, help="rows per language (default: all)")
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
+    sub.add_parser("recipe-summary", help="print the per-seed forgetting counts of recipes.json")
     args = parser.parse_args()
     try:
         overrides = parse_key_values(getattr(args, "set", []), "--set")
@@ -805,6 +830,9 @@ def main() -> None:
     unset = [key for key, value in overrides.items() if value is None]
     if unset:  # build_config reads None as "not given", so the demo config's value would silently stay
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
+    if args.command == "recipe-summary":
+        print("\n".join(recipe_summary(_load("recipes"))))
+        return
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines, args.evaluate_only)
     elif args.command == "recipe":
