@@ -13,6 +13,10 @@ are sorted by length before they are dealt, so a batch gets the k-th shortest ro
 the batches of the window are then shuffled. Balance per batch is kept; only which rows meet changes.
 The order depends only on (seed, epoch), which is what lets a resumed run skip exactly the batches it
 had already trained on.
+
+Data-parallel training (`processes` > 1): the order is built for the global batch (batch_size x processes)
+and cut into per-process batches; the trainer hands consecutive ones to the processes, so one optimizer step
+trains on the rows a single process with the global batch would have used.
 """
 
 from __future__ import annotations
@@ -82,9 +86,11 @@ class BalancedBatchSampler(DefaultBatchSampler):
         *,
         source_sizes: Sequence[int],
         lengths: Sequence[int] | None = None,
+        processes: int = 1,
         **kwargs: Any,
     ) -> None:
         super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, **kwargs)
+        self.processes = processes
         if sum(source_sizes) != len(dataset):
             raise ValueError(f"source sizes sum to {sum(source_sizes)} but the dataset has {len(dataset)} rows")
         if lengths is not None and len(lengths) != len(dataset):
@@ -95,7 +101,7 @@ class BalancedBatchSampler(DefaultBatchSampler):
 
     def __iter__(self) -> Iterator[list[int]]:
         order = balanced_order(
-            self.source_sizes, self.seed, self.epoch, lengths=self.lengths, batch_size=self.batch_size
+            self.source_sizes, self.seed, self.epoch, lengths=self.lengths, batch_size=self.batch_size * self.processes
         )
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]

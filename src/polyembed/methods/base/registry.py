@@ -20,6 +20,7 @@ from typing import Any
 from polyembed.config import ConfigOrigin, build_config, validate_config
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.distributed import is_main_process, main_process_first
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
 
@@ -123,10 +124,12 @@ def train(
     prepared = spec.prepare(config, origin)
     run = RunFolder(config.output_dir)
     run.check(config, resume, overwrite)
+    show_progress = show_progress and is_main_process()
     for key in spec.model_options:
         name = getattr(config, key)
         if name != "teacher":
             check_model_reference(name, origin.where(key))
     with run.started(config, resume, overwrite):
-        job = spec.build(config, prepared, run, show_progress)
+        with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
+            job = spec.build(config, prepared, run, show_progress)
         return fit(spec.name, job, config, run, resume, show_progress)

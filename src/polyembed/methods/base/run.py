@@ -3,6 +3,9 @@ again when the run fails before its first checkpoint, and continued exactly by `
 
 Layout: `config.yaml` (the resolved options), `checkpoints/checkpoint-N/` (Hugging Face trainer state),
 `model/` (the best checkpoint's model, saved atomically) and `training.json` (the `TrainResult`).
+
+In a run launched as several processes (torchrun, accelerate launch) the folder belongs to the main process:
+the others skip the checks and never write here (`polyembed.methods.base.distributed`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import yaml
 
 from polyembed.config import dump_config
 from polyembed.errors import PolyembedError
+from polyembed.methods.base.distributed import is_main_process
 from polyembed.models.saving import save_model_atomically
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 
@@ -45,6 +49,8 @@ class RunFolder:
     def check(self, config: Any, resume: bool, overwrite: bool) -> None:
         """Before any model loads: a resumed run must have the same options (the error names those that
         differ); a fresh run needs an empty folder, and `overwrite` only ever deletes a polyembed run folder."""
+        if not is_main_process():
+            return
         check_output_dir(self.path, "--output-dir")
         saved = self.path / CONFIG_FILE
         if resume:
@@ -84,6 +90,9 @@ class RunFolder:
     def started(self, config: Any, resume: bool, overwrite: bool) -> Iterator[RunFolder]:
         """Create the folder and write config.yaml (after `check` passed); when the block fails before the
         first checkpoint, remove what this run wrote, so a corrected rerun is not refused as 'not empty'."""
+        if not is_main_process():
+            yield self
+            return
         if overwrite and not resume and (self.path / CONFIG_FILE).is_file():
             shutil.rmtree(self.path)
         fresh = not (self.path.is_dir() and any(self.path.iterdir()))
@@ -120,10 +129,12 @@ class RunFolder:
         return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
 
     def save_model(self, model: Any) -> Path:
-        """The final model, all-or-nothing."""
-        return save_model_atomically(model, self.model_dir)
+        """The final model, all-or-nothing (by the main process)."""
+        return save_model_atomically(model, self.model_dir) if is_main_process() else self.model_dir
 
     def write_summary(self, summary: dict[str, Any]) -> None:
-        """training.json, atomically."""
+        """training.json, atomically (by the main process)."""
+        if not is_main_process():
+            return
         with atomic_write(self.path / SUMMARY_FILE) as handle:
             handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

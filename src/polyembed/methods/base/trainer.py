@@ -20,6 +20,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.student import bf16_available, peak_memory_mb
 
@@ -111,7 +112,8 @@ def fit(
     rows = len(job.train_dataset) if not isinstance(job.train_dataset, dict) else sum(
         len(d) for d in job.train_dataset.values()
     )
-    steps_per_epoch = job.steps_per_epoch or math.ceil(rows / config.batch_size)
+    step_rows = config.batch_size * process_count()  # each data-parallel process trains a batch per step
+    steps_per_epoch = job.steps_per_epoch or math.ceil(rows / step_rows)
     eval_steps = config.eval_steps or max(1, planned_steps(config, steps_per_epoch) // 4)
     bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_available())
     extra: dict[str, Any] = {}
@@ -168,7 +170,7 @@ def fit(
     ]
     scored = [entry for entry in history if job.best_metric in entry]
     best = max(scored, key=lambda e: e[job.best_metric] * (1 if job.greater_is_better else -1)) if scored else {}
-    count = job.rows_in_steps or (lambda steps: steps * config.batch_size)
+    count = job.rows_in_steps or (lambda steps: steps * step_rows)
     pairs_this_process = count(state.global_step) - count(state.global_step - timer.steps)
     result = TrainResult(
         method=method,

@@ -210,6 +210,7 @@ def _evaluator(data: Bitext, store: Any, batch_size: int):
 def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_progress: bool) -> TrainingJob:
     """Teacher targets, the student, and MSE on balanced (optionally length-grouped) batches."""
     from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
+    from polyembed.methods.base.distributed import process_count
 
     if show_progress:
         total = sum(len(s) for s in data.train)
@@ -222,15 +223,19 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
         lengths = [
             max(len(e), len(o)) for source in data.train for e, o in zip(source.english, source.other, strict=True)
         ] + [len(s) for anchor in data.anchors for s in anchor.sentences]
+    processes = process_count()
+    step_rows = config.batch_size * processes  # rows per optimizer step over all data-parallel processes
     return TrainingJob(
         model=student,
         train_dataset=_train_dataset(data, store, student, show_progress),
         loss=distillation_loss(student),
         evaluator=_evaluator(data, store, config.batch_size),
         best_metric=BEST_METRICS[config.best_metric],
-        steps_per_epoch=math.ceil(max(sizes) * len(sizes) / config.batch_size),
-        batch_sampler=functools.partial(BalancedBatchSampler, source_sizes=sizes, lengths=lengths),
-        rows_in_steps=functools.partial(rows_in_steps, source_sizes=sizes, batch_size=config.batch_size),
+        steps_per_epoch=math.ceil(max(sizes) * len(sizes) / step_rows),
+        batch_sampler=functools.partial(
+            BalancedBatchSampler, source_sizes=sizes, lengths=lengths, processes=processes
+        ),
+        rows_in_steps=functools.partial(rows_in_steps, source_sizes=sizes, batch_size=step_rows),
         prompts=(student.prompts or {}).get(student.default_prompt_name or "", None),
         details={"sources": data.describe(), "vocabulary_transfer": transfer_report},
     )
