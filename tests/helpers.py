@@ -87,8 +87,9 @@ OBJECTS = [("the house", "das haus"), ("a tree", "einen baum"), ("the sea", "das
 PAIRS = [(f"{s} {v} {o}", f"{sd} {vd} {od}") for s, sd in SUBJECTS for v, vd in VERBS for o, od in OBJECTS]
 
 
-def tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32) -> Path:
-    """A 2-layer random BERT with mean pooling, saved as a sentence-transformers folder."""
+def tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32, mask_token: bool = False) -> Path:
+    """A 2-layer random BERT with mean pooling, saved as a sentence-transformers folder (`mask_token`: with a
+    [MASK] token added, for masked language modelling)."""
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
@@ -101,6 +102,9 @@ def tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32) -> Path
         config.hidden_size, config.intermediate_size = hidden, 2 * hidden
         BertModel(config).save_pretrained(str(hf))
     model = SentenceTransformer(modules=[Transformer(str(hf)), Pooling(hidden, pooling_mode="mean")], device="cpu")
+    if mask_token:
+        model.tokenizer.add_special_tokens({"mask_token": "[MASK]"})
+        model[0].auto_model.resize_token_embeddings(len(model.tokenizer))
     model.save(str(folder))
     return folder
 

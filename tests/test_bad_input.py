@@ -206,6 +206,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mine-embeddings-not-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
                                  "--source-embeddings", "{tmp}/afile", "--target-embeddings", "{tmp}/afile"],
      "not a .npy"),
+    ("mine-bad-backend", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
+                          "--backend", "spark"], "--backend"),
+    ("mine-workers-with-cache", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
+                                 "--cache"], "--cache"),
     # ---- serve
     ("serve-port-0", ["serve", "--port", "0"], "--port"),
     ("serve-max-inputs-0", ["serve", "--max-inputs", "0"], "--max-inputs"),

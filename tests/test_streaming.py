@@ -135,20 +135,34 @@ def test_two_worker_processes_write_the_same_shards(tmp_path, corpus) -> None:
     assert np.allclose(load_shards(tmp_path / "one"), load_shards(tmp_path / "two"), atol=1e-5)
 
 
-def test_ray_workers_write_the_same_shards(tmp_path, corpus) -> None:
-    """A 2-worker local Ray job gives the single-process rows (the same code path scales to a cluster)."""
+def test_ray_workers_write_the_same_shards_and_mine_the_same_pairs(tmp_path, corpus) -> None:
+    """A 2-worker local Ray job gives the single-process rows, for `encode` and for `mine`'s encoding (the same
+    code path scales to a cluster)."""
     ray = pytest.importorskip("ray")
+    from polyembed.mining.bitext import mine_files
     from tests.helpers import tiny_sentence_transformer
 
     model = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
     single = encode_to_shards(model, corpus, tmp_path / "one", StreamOptions(shard_size=3, dtype="float32"),
                               show_progress=False)
+    target = tmp_path / "target.txt"
+    target.write_text("".join(reversed(corpus.read_text(encoding="utf-8").splitlines(keepends=True))), "utf-8")
+    mined_here = mine_files(model, corpus, target, tmp_path / "here.tsv")
     try:
         result = encode_to_shards(
             model, corpus, tmp_path / "ray", StreamOptions(shard_size=3, dtype="float32", workers=2, backend="ray"),
             show_progress=False,
         )
+        mined_ray = mine_files(model, corpus, target, tmp_path / "ray.tsv", workers=2, backend="ray")
     finally:
         ray.shutdown()
     assert (result.encoded_shards, result.lines) == (4, 10) and result.shards == single.shards
     assert np.allclose(load_shards(tmp_path / "one"), load_shards(tmp_path / "ray"), atol=1e-5)
+    assert mined_ray.pairs == mined_here.pairs == 10
+
+    def pairs(path):
+        return [line.split("\t", 1) for line in path.read_text(encoding="utf-8").splitlines()]
+
+    here, there = pairs(tmp_path / "here.tsv"), pairs(tmp_path / "ray.tsv")
+    assert [text for _, text in here] == [text for _, text in there]
+    assert np.allclose([float(score) for score, _ in here], [float(score) for score, _ in there], atol=1e-4)

@@ -53,6 +53,12 @@ def mine_command(
     ] = "auto",
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
     cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
+    workers: Annotated[int, typer.Option(help="Encode each side with N shard workers (as `encode --workers`).",
+                                         min=1)] = 1,
+    backend: Annotated[str, typer.Option(help="Shard workers as local 'processes' or 'ray' tasks.")] = "processes",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to encode on ('auto': the running one); default: local Ray.")
+    ] = None,
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
     from polyembed.mining.bitext import mine_files
@@ -60,7 +66,8 @@ def mine_command(
     result = mine_files(
         model, source, target, output, source_language=source_language, target_language=target_language,
         source_embeddings=source_embeddings, target_embeddings=target_embeddings, k=k, margin=margin, mode=mode,
-        threshold=threshold, index=index, batch_size=batch_size, cache=cache,
+        threshold=threshold, index=index, batch_size=batch_size, cache=cache, workers=workers, backend=backend,
+        ray_address=ray_address,
     )
     typer.echo(
         f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "

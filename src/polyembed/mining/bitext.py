@@ -9,7 +9,7 @@ inverted-file index answers in a fraction of the time at nearly the same recall.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,18 @@ class MiningResult:
         return {**self.__dict__, "output": str(self.output)}
 
 
+def _encode_in_workers(model: str, text_file: str | Path, language: str | None, stream: Any) -> np.ndarray:
+    """One side encoded by `polyembed encode`'s shard workers (local processes or Ray tasks) into a scratch
+    folder, read back as float32 rows."""
+    import tempfile
+
+    from polyembed.streaming import encode_to_shards, load_shards
+
+    with tempfile.TemporaryDirectory(prefix="polyembed-mine-") as scratch:
+        encode_to_shards(model, text_file, scratch, replace(stream, language=language), show_progress=True)
+        return load_shards(scratch)
+
+
 def _embeddings(
     model: Any, sentences: list[str], language: str | None, embeddings: str | Path | None, batch_size: int
 ) -> np.ndarray:
@@ -110,12 +122,17 @@ def mine_files(
     index: str = "auto",
     batch_size: int = 64,
     cache: bool = False,
+    workers: int = 1,
+    backend: str = "processes",
+    ray_address: str | None = None,
 ) -> MiningResult:
     """Mine `source` x `target` (one sentence per line) into a TSV of `score<TAB>source<TAB>target`, best first.
 
     `model` is a name, folder or encoder (loaded only when a side has no precomputed `.npy` embeddings);
     k / margin / mode / threshold follow LASER's mining options (`polyembed.mining.margin`); `cache` keeps the
-    embeddings in the persistent store, so mining the same corpus again costs no encoding."""
+    embeddings in the persistent store, so mining the same corpus again costs no encoding. `workers` > 1 or
+    `backend="ray"` encodes each side with `polyembed encode`'s shard workers (local processes, or Ray tasks on
+    the cluster at `ray_address`); the kNN search and scoring then run in this process."""
     from polyembed.data.io import read_lines
     from polyembed.languages import require_known_language
 
@@ -128,20 +145,41 @@ def mine_files(
     output = check_output_file(output, "--output")
     languages = [require_known_language(code, option) if code is not None else None
                  for code, option in ((source_language, "--source-language"), (target_language, "--target-language"))]
+    stream = None
+    if workers > 1 or backend == "ray":
+        from polyembed.streaming import StreamOptions
+
+        if cache:
+            raise PolyembedError("--cache keeps embeddings made in this process: drop --cache or --workers/--backend")
+        if not isinstance(model, str):
+            raise PolyembedError("--workers / --backend ray load the model in each worker: pass its name or folder")
+        stream = StreamOptions(dtype="float32", batch_size=batch_size, workers=workers, backend=backend,
+                               ray_address=ray_address)  # checks workers and backend
     source_lines, target_lines = read_lines(source), read_lines(target)
     for path, lines in ((source, source_lines), (target, target_lines)):
         if not lines:
             raise PolyembedError(f"{path}: no sentences to mine (the file is empty)")
-    if source_embeddings is None or target_embeddings is None:
-        from polyembed.api import load_model
+    sides = ((source, source_lines, languages[0], source_embeddings),
+             (target, target_lines, languages[1], target_embeddings))
+    if stream is not None:  # shards of about a quarter of a worker's share, so progress shows and work evens out
+        stream = replace(stream, shard_size=max(1, -(-max(len(source_lines), len(target_lines)) // (4 * workers))))
+        source_vectors, target_vectors = (
+            _encode_in_workers(model, path, language, stream) if given is None
+            else _embeddings(None, lines, language, given, batch_size)
+            for path, lines, language, given in sides
+        )
+    else:
+        if source_embeddings is None or target_embeddings is None:
+            from polyembed.api import load_model
 
-        model = load_model(model) if isinstance(model, str) else model
-        if cache:
-            from polyembed.models.embedding_cache import EmbeddingStore
+            model = load_model(model) if isinstance(model, str) else model
+            if cache:
+                from polyembed.models.embedding_cache import EmbeddingStore
 
-            model = EmbeddingStore(model, batch_size=batch_size)
-    source_vectors = _embeddings(model, source_lines, languages[0], source_embeddings, batch_size)
-    target_vectors = _embeddings(model, target_lines, languages[1], target_embeddings, batch_size)
+                model = EmbeddingStore(model, batch_size=batch_size)
+        source_vectors, target_vectors = (
+            _embeddings(model, lines, language, given, batch_size) for _, lines, language, given in sides
+        )
     if source_vectors.shape[1] != target_vectors.shape[1]:
         raise PolyembedError(
             f"the two sides have different dimensions ({source_vectors.shape[1]} and {target_vectors.shape[1]})"

@@ -1,18 +1,19 @@
 """The training layer every method shares: options, the run folder, trainer setup, and the method registry.
 
 A method is one folder `methods/<name>/` whose `__init__.py` registers a `TrainingMethod`: its config class
-(a `TrainConfig` subclass), `prepare` (read and validate all input, before any model loads) and `build`
-(the model, datasets, losses and evaluator as a `TrainingJob`). Everything else — run-folder checks,
-checkpoints, exact resume, the best checkpoint, `training.json`, the atomic model save, the CLI command and
-the API call — comes from here.
+(a `TrainConfig` subclass; `BitextConfig` for methods trained on bitext), `prepare` (read and validate all
+input, before any model loads) and `build` (the model, datasets, losses and evaluator as a `TrainingJob`).
+Everything else — run-folder checks, checkpoints, exact resume, the best checkpoint, `training.json`, the
+atomic model save, the CLI command and the API call — comes from here.
 """
 
-from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.config import BitextConfig, TrainConfig
 from polyembed.methods.base.registry import TrainingMethod, get_method, list_methods, register_method, train
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult
 
 __all__ = [
+    "BitextConfig",
     "RunFolder",
     "TrainConfig",
     "TrainResult",

@@ -15,7 +15,7 @@ from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
-from polyembed.methods.base.config import TrainConfig
+from polyembed.methods.base.config import BitextConfig
 
 STSB_MULTI_MT_LANGUAGES = tuple(code for code in get_dataset("stsb-multi-mt").languages if code != "en")
 """stsb-multi-mt's non-English languages, from the registry: every one is row-aligned with English (ja
@@ -45,7 +45,7 @@ class Bitext:
         ]
 
 
-def prepare_bitext(config: TrainConfig, origin: ConfigOrigin | None = None) -> Bitext:
+def prepare_bitext(config: BitextConfig, origin: ConfigOrigin | None = None) -> Bitext:
     """Read, validate and split all bitext before any model is loaded (errors name file and line)."""
     origin = origin or ConfigOrigin()
     validate_config(config, origin)  # types, choices and ranges, for configs built in Python too
@@ -76,7 +76,7 @@ def prepare_bitext(config: TrainConfig, origin: ConfigOrigin | None = None) -> B
     return Bitext(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 and root else None)
 
 
-def _dev_sts(config: TrainConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:
+def _dev_sts(config: BitextConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:
     """English-X stsb-multi-mt dev pairs for the trained languages it covers, split evenly, scores in [0, 1]."""
     languages = [normalize_language(code) for code in config.languages]
     covered = [code for code in languages if code in STSB_MULTI_MT_LANGUAGES]

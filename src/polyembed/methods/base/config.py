@@ -1,6 +1,8 @@
-"""Options every training method has: the student, its bitext, the optimiser schedule and the run folder.
+"""Options shared by training methods: `TrainConfig` (the student, the optimiser schedule and the run folder,
+every method) and `BitextConfig` (English-X bitext sources and the student's vocabulary, for the methods that
+learn from bitext: distillation, WACSE, EMMA-X).
 
-A method's config subclasses `TrainConfig` and adds only what is its own (distillation: the teacher and the
+A method's config subclasses one of them and adds only what is its own (distillation: the teacher and the
 projection). Every field is a YAML key and a CLI flag; ranges and `Literal` choices are checked for both by
 `polyembed.config.build_config`.
 """
@@ -30,6 +32,48 @@ class TrainConfig:
         "Student: sentence-transformers or Hugging Face encoder (name or folder); "
         "'teacher' starts from a copy of the teacher where the method has one.",
     )
+    batch_size: int = option(64, "Pairs per mini-batch (paper: 64).", minimum=1)
+    epochs: float = option(
+        1.0, "Passes over the balanced epoch (largest source size x number of sources).", above=0
+    )
+    max_steps: int | None = option(None, "Stop after this many optimizer steps (overrides epochs).", minimum=1)
+    learning_rate: float = option(2e-5, "Peak learning rate (paper: 2e-5).", above=0)
+    warmup_ratio: float = option(0.1, "Fraction of steps with linear warm-up.", minimum=0, below=1)
+    weight_decay: float = option(0.01, "AdamW weight decay.", minimum=0)
+    max_seq_length: int = option(
+        128, "Student's maximum tokens per sentence during training and after.", minimum=1
+    )
+    precision: Literal["auto", "bf16", "fp32"] = option(
+        "auto", "'bf16' mixed precision, 'fp32', or 'auto' (bf16 where the CPU/GPU has it)."
+    )
+    freeze_embeddings: bool = option(
+        False, "Keep the student's word-embedding matrix fixed (a 250k-token matrix dominates CPU step time)."
+    )
+    freeze_layers: int = option(
+        0,
+        "Keep the student's lowest N transformer layers fixed as well (no backward through them: faster steps).",
+        minimum=0,
+    )
+    dropout: float | None = option(
+        None,
+        "Dropout of the student's transformer during training (unset keeps the model's own, e.g. 0.1).",
+        minimum=0,
+        below=1,
+    )
+    eval_steps: int | None = option(
+        None, "Dev evaluation and checkpoint every N steps; unset: four per run.", minimum=1
+    )
+    save_total_limit: int = option(2, "Checkpoints kept on disk (the best one is always kept).", minimum=1)
+    seed: int = option(0, "Seed of data sampling, dev split and training.", minimum=0, maximum=2**32 - 1)
+    output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+    data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")
+
+
+@dataclass
+class BitextConfig(TrainConfig):
+    """Options of methods trained on English-X bitext: where the pairs come from, how they are split and
+    batched, and whether the student gets a new vocabulary for them."""
+
     student_vocabulary: Literal["keep", "transfer"] = option(
         "keep",
         "'keep' the student's tokenizer, or 'transfer' to a new one trained on "
@@ -71,43 +115,8 @@ class TrainConfig:
     dev_sts_pairs: int = option(
         300, "stsb-multi-mt dev pairs (English-X, trained languages) for the dev STS score; 0 disables.", minimum=0
     )
-    batch_size: int = option(64, "Pairs per mini-batch (paper: 64).", minimum=1)
-    epochs: float = option(
-        1.0, "Passes over the balanced epoch (largest source size x number of sources).", above=0
-    )
-    max_steps: int | None = option(None, "Stop after this many optimizer steps (overrides epochs).", minimum=1)
-    learning_rate: float = option(2e-5, "Peak learning rate (paper: 2e-5).", above=0)
-    warmup_ratio: float = option(0.1, "Fraction of steps with linear warm-up.", minimum=0, below=1)
-    weight_decay: float = option(0.01, "AdamW weight decay.", minimum=0)
-    max_seq_length: int = option(
-        128, "Student's maximum tokens per sentence during training and after.", minimum=1
-    )
     group_by_length: bool = option(
         True,
         "Deal rows of similar length into the same batch (per-batch source "
         "balance is kept); cuts padding, several times faster on CPU.",
     )
-    precision: Literal["auto", "bf16", "fp32"] = option(
-        "auto", "'bf16' mixed precision, 'fp32', or 'auto' (bf16 where the CPU/GPU has it)."
-    )
-    freeze_embeddings: bool = option(
-        False, "Keep the student's word-embedding matrix fixed (a 250k-token matrix dominates CPU step time)."
-    )
-    freeze_layers: int = option(
-        0,
-        "Keep the student's lowest N transformer layers fixed as well (no backward through them: faster steps).",
-        minimum=0,
-    )
-    dropout: float | None = option(
-        None,
-        "Dropout of the student's transformer during training (unset keeps the model's own, e.g. 0.1).",
-        minimum=0,
-        below=1,
-    )
-    eval_steps: int | None = option(
-        None, "Dev evaluation and checkpoint every N steps; unset: four per run.", minimum=1
-    )
-    save_total_limit: int = option(2, "Checkpoints kept on disk (the best one is always kept).", minimum=1)
-    seed: int = option(0, "Seed of data sampling, dev split and training.", minimum=0, maximum=2**32 - 1)
-    output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
-    data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")

@@ -24,7 +24,7 @@ from polyembed.methods.base.distributed import is_main_process, main_process_fir
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
 
-BUILTIN_METHOD_MODULES = ("polyembed.methods.distill",)
+BUILTIN_METHOD_MODULES = ("polyembed.methods.distill", "polyembed.methods.modular")
 PLUGIN_ENV_VAR = "POLYEMBED_METHODS"
 ENTRY_POINT_GROUP = "polyembed.methods"
 
@@ -130,6 +130,9 @@ def train(
         if name != "teacher":
             check_model_reference(name, origin.where(key))
     with run.started(config, resume, overwrite):
+        from transformers import set_seed
+
+        set_seed(config.seed)  # new weights made in build (heads, adapters) are the same in every run
         with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
             job = spec.build(config, prepared, run, show_progress)
         return fit(spec.name, job, config, run, resume, show_progress)

@@ -50,6 +50,9 @@ class TrainingJob:
     prompts: Any = None
     trainer_class: Any = None
     callbacks: list[Any] = field(default_factory=list)
+    final_model: Any = None
+    """`final_model(model) -> model` before run/model is saved (e.g. LoRA adapters merged into the weights, so
+    the saved model is a plain sentence-transformers folder)."""
     details: dict[str, Any] = field(default_factory=dict)
     """Method-specific facts for training.json (distillation: its sources and vocabulary transfer)."""
 
@@ -161,7 +164,7 @@ def fit(
         print(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
     trainer.train(resume_from_checkpoint=str(last) if last else None)
 
-    run.save_model(trainer.model)
+    run.save_model(job.final_model(trainer.model) if job.final_model else trainer.model)
     state = trainer.state
     history = [
         {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}

@@ -1,7 +1,7 @@
 """Options of multilingual knowledge distillation (Reimers & Gurevych, 2020): YAML keys and CLI flags.
 
 Only the teacher, its batch size, the projection, the anchor text and the dev measure are distillation's own;
-everything else is the shared `TrainConfig`.
+everything else is the shared `BitextConfig`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyembed.config import option
-from polyembed.methods.base.config import DEFAULT_TRAINING_DATASETS, DEMO_LANGUAGES, TrainConfig
+from polyembed.methods.base.config import DEFAULT_TRAINING_DATASETS, DEMO_LANGUAGES, BitextConfig
 
 __all__ = ["DEFAULT_TRAINING_DATASETS", "DEMO_LANGUAGES", "DistillConfig"]
 
 
 @dataclass
-class DistillConfig(TrainConfig):
+class DistillConfig(BitextConfig):
     """One distillation run (MSE on held-out pairs is the paper's dev measure)."""
 
     teacher: str = option(

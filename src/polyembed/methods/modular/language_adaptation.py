@@ -1,0 +1,170 @@
+"""The LA stage (Huang et al. 2024, section 3.1): continued masked language modelling of one language's
+encoder on that language's text, with a LoRA adapter (and trainable embeddings) or every weight.
+
+The base models here ship no MLM head, so the stage builds one tied to the input embeddings
+(`MaskedLanguageModelingHead`); it is saved beside each checkpoint (`mlm_head.safetensors`) so a resumed run
+continues with it, and with the final model. The result in `model/` is a plain sentence-transformers folder:
+the LoRA adapter merged into the weights, ready for the SE stage's own adapter. training.json reports the
+held-out MLM loss and perplexity before and after.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from polyembed.config import ConfigOrigin
+from polyembed.data.io import read_lines
+from polyembed.data.parallel_sources import check_language, load_parallel_sources
+from polyembed.data.root import data_root
+from polyembed.errors import PolyembedError
+from polyembed.methods.base.registry import TrainingMethod, register_method
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.trainer import TrainingJob
+from polyembed.methods.modular.config import LANGUAGE_TEXT_DATASETS, LanguageAdaptationConfig
+
+HEAD_FILE = "mlm_head.safetensors"
+TEXT_COLUMN = "text"
+
+
+@dataclass
+class LanguageText:
+    """One language's training and held-out sentences, and where they came from."""
+
+    language: str
+    train: list[str]
+    heldout: list[str]
+    origins: list[str]
+
+    def describe(self) -> dict[str, Any]:
+        return {"language": self.language, "train_sentences": len(self.train),
+                "heldout_sentences": len(self.heldout), "sources": self.origins}
+
+
+def prepare_text(config: LanguageAdaptationConfig, origin: ConfigOrigin | None = None) -> LanguageText:
+    """The language's sentences from `datasets` (non-English side) and `text_files`, deduplicated, split into
+    train and held-out (seeded), read and checked before any model loads."""
+    origin = origin or ConfigOrigin()
+    if not config.language:
+        raise origin.error("language", "no language given: set language (e.g. kk)")
+    language = check_language(config.language, origin.where("language"))
+    for index, name in enumerate(config.datasets):
+        if name not in LANGUAGE_TEXT_DATASETS:
+            raise origin.error(
+                "datasets", f"'{name}' has no sentences for MLM (choose from {', '.join(LANGUAGE_TEXT_DATASETS)})",
+                index,
+            )
+    sentences: list[str] = []
+    origins: list[str] = []
+    if config.datasets and language != "en":
+        root = data_root(config.data_root)
+        try:
+            sources = load_parallel_sources([language], config.datasets, root)
+        except PolyembedError:
+            sources = []
+        for source in sources:
+            sentences.extend(source.other)
+            origins.append(source.name)
+    for index, path in enumerate(config.text_files):
+        lines = [line.strip() for line in read_lines(Path(path), allow_empty=True) if line.strip()]
+        if not lines:
+            raise origin.error("text_files", f"{path}: no sentences", index)
+        sentences.extend(lines)
+        origins.append(f"file:{path}")
+    unique = list(dict.fromkeys(sentences))
+    if len(unique) < 10:
+        where = f"datasets {', '.join(config.datasets)}" if config.datasets else "no datasets"
+        raise origin.error(
+            "language", f"language '{config.language}': {len(unique)} sentences for language adaptation ({where}, "
+            f"{len(config.text_files)} text files); give text_files with the language's text"
+        )
+    rng = random.Random(f"{config.seed}:la:{language}")
+    rng.shuffle(unique)
+    heldout = min(config.heldout_sentences, len(unique) // 5)
+    train = unique[heldout:]
+    if config.max_sentences is not None:
+        train = train[: config.max_sentences]
+    return LanguageText(language, train, unique[:heldout], origins)
+
+
+class MLMHeadCheckpoints(TrainerCallback):
+    """Saves the MLM head with every checkpoint and loads it back on resume (the trainer saves only the
+    model; the head belongs to the loss)."""
+
+    def __init__(self, head: Any) -> None:
+        self.head = head
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from safetensors.torch import save_file
+
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            save_file({k: v.contiguous() for k, v in self.head.state_dict().items()}, str(folder / HEAD_FILE))
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from safetensors.torch import load_file
+
+        saved = Path(args.output_dir) / f"checkpoint-{state.global_step}" / HEAD_FILE
+        if state.global_step and saved.is_file():  # resumed: the head as it was at the checkpoint
+            self.head.load_state_dict(load_file(str(saved)))
+
+
+def build_job(
+    config: LanguageAdaptationConfig, text: LanguageText, run: RunFolder, show_progress: bool
+) -> TrainingJob:
+    """The encoder (with a LoRA adapter unless 'full'), MLM on the training sentences, held-out MLM loss as
+    the dev measure (also measured once before training)."""
+    from datasets import Dataset
+
+    from polyembed.methods.base.student import apply_student_options
+    from polyembed.methods.modular.evaluation import HeldOutMLMEvaluator
+    from polyembed.methods.modular.losses import MaskedLanguageModelingLoss
+    from polyembed.models.loading import as_sentence_transformer, load_model
+    from polyembed.models.lora import LoraSettings, add_lora, merge_lora
+
+    model, _ = as_sentence_transformer(load_model(config.student))
+    model.max_seq_length = config.max_seq_length
+    apply_student_options(model, config)
+    loss = MaskedLanguageModelingLoss(model, config.mlm_probability)
+    evaluator = HeldOutMLMEvaluator(text.heldout, loss, batch_size=config.batch_size, seed=config.seed)
+    before = evaluator(model)
+    total = sum(p.numel() for p in model.parameters())
+    trainable = total
+    if config.adapter == "lora":
+        trainable = add_lora(model, LoraSettings(
+            config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
+            train_embeddings=config.train_embeddings,
+        ))
+    if show_progress:
+        print(f"language adaptation ({text.language}): {len(text.train):,} sentences, {len(text.heldout):,} held out; "
+              f"held-out perplexity before {before['heldout_perplexity']:.2f}; {trainable:,} of {total:,} "
+              "parameters train")
+    return TrainingJob(
+        model=model,
+        train_dataset=Dataset.from_dict({TEXT_COLUMN: text.train}),
+        loss=loss,
+        evaluator=evaluator,
+        best_metric="eval_heldout_mlm_loss",
+        greater_is_better=False,
+        callbacks=[MLMHeadCheckpoints(loss.head)],
+        final_model=merge_lora if config.adapter == "lora" else None,
+        details={"text": text.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
+                 "model_parameters": total, "before": before},
+    )
+
+
+LANGUAGE_ADAPTATION = register_method(
+    TrainingMethod(
+        name="modular-la",
+        config_class=LanguageAdaptationConfig,
+        prepare=prepare_text,
+        build=build_job,
+        summary="Modular encoders, stage LA (Huang et al. 2024): continued masked language modelling of one "
+        "language's encoder on its text (LoRA adapter + trainable embeddings, or full).",
+        paper="https://arxiv.org/abs/2407.14878",
+    )
+)

@@ -1,0 +1,121 @@
+"""Masked language modelling as a sentence-transformers loss: the language-adaptation (LA) stage of the modular
+recipe (Huang et al. 2024, section 3.1: continued MLM on the language's text, masking probability 0.15).
+
+Why a loss and not a second trainer: every polyembed stage trains through the shared
+SentenceTransformerTrainer setup (run folder, checkpoints, resume). A loss receives the tokenised batch, so
+it can mask tokens and predict them with its own head; the trainer's optimizer already includes a loss's
+parameters (as for SoftmaxLoss's classifier).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+IGNORE_INDEX = -100
+
+
+class MaskedLanguageModelingHead(nn.Module):
+    """BERT's MLM head: dense -> GELU -> LayerNorm -> decoder tied to the input embeddings (+ a bias).
+
+    The offline base models ship without an MLM head, so it starts fresh; tying the decoder to the input
+    embeddings means the only new weights are one hidden x hidden layer, a LayerNorm and a bias per token."""
+
+    def __init__(self, hidden_size: int, vocabulary_size: int, layer_norm_eps: float = 1e-12) -> None:
+        super().__init__()
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        self.layer_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(vocabulary_size))
+
+    def forward(self, hidden_states: torch.Tensor, embeddings: torch.Tensor) -> torch.Tensor:
+        hidden = self.layer_norm(F.gelu(self.dense(hidden_states)))
+        return F.linear(hidden, embeddings, self.bias)
+
+
+def mask_tokens(
+    input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vocabulary_size: int, probability: float,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking (as transformers' DataCollatorForLanguageModeling): `probability` of the non-special,
+    non-padding tokens are chosen; 80 % of those become the mask token, 10 % a random token, 10 % stay.
+    Returns (masked input ids, labels with IGNORE_INDEX outside the chosen positions)."""
+    device = input_ids.device
+    chosen = (torch.rand(input_ids.shape, generator=generator, device=device) < probability) & ~special
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
+    draw = torch.rand(input_ids.shape, generator=generator, device=device)
+    masked = input_ids.clone()
+    masked[chosen & (draw < 0.8)] = mask_id
+    random_positions = chosen & (draw >= 0.8) & (draw < 0.9)
+    masked[random_positions] = torch.randint(
+        vocabulary_size, (int(random_positions.sum()),), generator=generator, device=device
+    )
+    return masked, labels
+
+
+def special_token_mask(input_ids: torch.Tensor, tokenizer: Any) -> torch.Tensor:
+    """True at special tokens (CLS, SEP, PAD, ...), which are never masked."""
+    return torch.isin(input_ids, torch.tensor(sorted(set(tokenizer.all_special_ids)), device=input_ids.device))
+
+
+class MaskedLanguageModelingLoss(nn.Module):
+    """Cross-entropy of predicting masked tokens from the model's transformer (BERT-style MLM).
+
+    Inputs: a dataset with one text column (one sentence or passage per row); no label.
+    Paper: Devlin et al. 2019 (the masking recipe); Huang et al. 2024 use it for language adaptation.
+
+    Example::
+
+        loss = MaskedLanguageModelingLoss(model, mlm_probability=0.15)
+        trainer = SentenceTransformerTrainer(model=model, train_dataset=Dataset.from_dict({"text": lines}),
+                                             loss=loss)
+    """
+
+    def __init__(self, model: Any, mlm_probability: float = 0.15) -> None:
+        super().__init__()
+        if not 0 < mlm_probability < 1:
+            raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
+        self.model = model
+        self.mlm_probability = mlm_probability
+        config = model[0].auto_model.config
+        self.tokenizer = model.tokenizer
+        if self.tokenizer.mask_token_id is None:
+            raise ValueError("the model's tokenizer has no mask token: masked language modelling needs one")
+        self.head = MaskedLanguageModelingHead(
+            config.hidden_size, model[0].auto_model.get_input_embeddings().weight.shape[0],
+            getattr(config, "layer_norm_eps", 1e-12),
+        )
+
+    def masked_loss_sum(
+        self, features: dict[str, torch.Tensor], generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, int]:
+        """(summed cross-entropy over the masked positions, their count) of one tokenised batch. Masking draws
+        from `generator`, by default torch's global generator, whose state the trainer checkpoints, so a
+        resumed run masks exactly as an uninterrupted one."""
+        transformer = self.model[0].auto_model
+        input_ids = features["input_ids"]
+        embeddings = transformer.get_input_embeddings().weight
+        masked, labels = mask_tokens(
+            input_ids.cpu(), special_token_mask(input_ids.cpu(), self.tokenizer), self.tokenizer.mask_token_id,
+            embeddings.shape[0], self.mlm_probability, generator,
+        )
+        masked, labels = masked.to(input_ids.device), labels.to(input_ids.device)
+        hidden = transformer(input_ids=masked, attention_mask=features["attention_mask"]).last_hidden_state
+        chosen = labels != IGNORE_INDEX
+        if not chosen.any():  # a batch of very short rows can draw no position: nothing to predict
+            return hidden.sum() * 0.0, 0
+        logits = self.head(hidden[chosen], embeddings)
+        return F.cross_entropy(logits, labels[chosen], reduction="sum"), int(chosen.sum())
+
+    def forward(
+        self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean cross-entropy per masked token of the batch."""
+        total, count = self.masked_loss_sum(sentence_features[0])
+        return total / max(count, 1)
+
+    @property
+    def citation(self) -> str:
+        return "Devlin et al. 2019, BERT (arXiv:1810.04805), section 3.1"
