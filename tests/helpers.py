@@ -122,11 +122,12 @@ def kill_after(run: subprocess.Popen, marker: Path, timeout: float = 300) -> Non
 
 
 def train_in_subprocess(method: str, config: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`python -m polyembed train METHOD --config CONFIG` in a process of its own (one a test can SIGKILL),
-    run from the repository root so that test packages such as tests.methods.toy import."""
+    """`python -m polyembed train METHOD --config CONFIG` ("modular la" for a stage) in a process of its own
+    (one a test can SIGKILL), run from the repository root so that test packages such as tests.methods.toy
+    import."""
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     return subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "train", method, "--config", str(config), *extra],
+        [sys.executable, "-m", "polyembed", "train", *method.split(), "--config", str(config), *extra],
         env=environment,
         cwd=Path(__file__).resolve().parents[1],
         stdout=subprocess.DEVNULL,

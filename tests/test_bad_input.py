@@ -206,6 +206,29 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mine-embeddings-not-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
                                  "--source-embeddings", "{tmp}/afile", "--target-embeddings", "{tmp}/afile"],
      "not a .npy"),
+    # ---- train modular (stages)
+    ("modular-la-no-language", ["train", "modular", "la", "--datasets", "", "--text-files", "{tmp}/good.txt"],
+     "no language given"),
+    ("modular-la-too-little-text", ["train", "modular", "la", "--language", "de", "--datasets", "",
+                                    "--text-files", "{tmp}/good.txt"], "language 'de': 2 sentences"),
+    ("modular-la-text-file-missing", ["train", "modular", "la", "--language", "de", "--datasets", "",
+                                      "--text-files", "{tmp}/missing.txt"], "missing.txt"),
+    ("modular-la-word-dataset", ["train", "modular", "la", "--language", "de", "--datasets", "muse-dictionaries"],
+     "has no sentences for MLM"),
+    ("modular-se-one-column", ["train", "modular", "se", "--language", "de", "--paraphrase-datasets", "",
+                               "--paraphrase-files", "{tmp}/good.txt"], "good.txt:1: expected two tab-separated"),
+    ("modular-se-unknown-source", ["train", "modular", "se", "--language", "de", "--paraphrase-datasets", "snli"],
+     "'snli' is not a paraphrase source"),
+    ("modular-se-bad-scale", ["train", "modular", "se", "--language", "de", "--mnrl-scale", "0"], "--mnrl-scale"),
+    ("modular-la-bad-adapter", ["train", "modular", "la", "--language", "de", "--adapter", "prefix"], "--adapter"),
+    ("modular-cla-english", ["train", "modular", "cla", "--language", "en"], "English is the pivot"),
+    ("modular-cla-no-parallel", ["train", "modular", "cla", "--language", "de", "--parallel-datasets", "",
+                                 "--paraphrase-datasets", ""], "language 'de': 0 parallel pairs"),
+    ("modular-cla-bad-mixing", ["train", "modular", "cla", "--language", "de", "--batch-mixing", "random"],
+     "--batch-mixing"),
+    ("modular-cla-parallel-one-column", ["train", "modular", "cla", "--language", "de", "--parallel-datasets", "",
+                                         "--paraphrase-datasets", "", "--parallel-files", "{tmp}/good.txt"],
+     "good.txt"),
     ("mine-bad-backend", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
                           "--backend", "spark"], "--backend"),
     ("mine-workers-with-cache", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
@@ -290,7 +313,7 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "train distill", "demo", "mine", "serve", "export"} <= covered
+            "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
     assert len(CASES) >= 90
 
 

@@ -364,6 +364,9 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             overrides = {f.name: kwargs.pop(f.name) for f in fields}
             if overrides.get("languages") is not None:
                 overrides["languages"] = [code for value in overrides["languages"] for code in _split(value) or []]
+            for key, value in overrides.items():  # a list flag given as '' empties the list (--datasets '')
+                if isinstance(value, list) and key != "languages":
+                    overrides[key] = [item for item in value if item != ""]
             return command(config_file=config_file, overrides=overrides, **kwargs)
 
         params = [
@@ -388,7 +391,8 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             bounds = f.metadata.get("bounds", {})
             limits = f" [range: {describe_range(bounds)}]" if bounds else ""
-            shown = f"{choices}{limits} [config default: "
+            several = " Repeat the flag for several values; '' for none." if typing.get_origin(base) is list else ""
+            shown = f"{several}{choices}{limits} [config default: "
             shown += f"{','.join(map(str, default)) if isinstance(default, list) else default}]"
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
             annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
@@ -438,12 +442,19 @@ def add_train_commands() -> list[str]:
     after registering a method in-process); returns the names added."""
     from polyembed.methods.base.registry import list_methods
 
-    present = {command.name for command in train_app.registered_commands}
     added = []
     for method in list_methods():
-        if method.name not in present:
-            train_app.command(method.name)(method_command(method))
-            added.append(method.name)
+        parent = train_app
+        if method.cli_group:
+            groups = {group.name: group.typer_instance for group in train_app.registered_groups}
+            if method.cli_group not in groups:
+                groups[method.cli_group] = typer.Typer(help=f"Stages of the {method.cli_group} recipe.",
+                                                       no_args_is_help=True)
+                train_app.add_typer(groups[method.cli_group], name=method.cli_group)
+            parent = groups[method.cli_group]
+        if method.cli_path[-1] not in {command.name for command in parent.registered_commands}:
+            parent.command(method.cli_path[-1])(method_command(method))
+            added.append(" ".join(method.cli_path))
     return added
 
 

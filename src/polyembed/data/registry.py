@@ -272,5 +272,17 @@ for _info in [
         reader=f"{_R}.alignment:read_alignment_gold",
         notes=("awesome-align gold is 1-indexed, Europarl and simalign 0-indexed: readers return 0-indexed links",),
     ),
+    DatasetInfo(
+        name="paraphrase-en",
+        folder="paraphrase-en",
+        description="English paraphrase pairs: WikiAuto GEM2021 complex/simple (valid split), AltLex, SNLI excerpts",
+        languages=("en",),
+        splits=("valid",),
+        licence="WikiAuto text from Wikipedia (CC BY-SA); AltLex no licence file; SNLI CC BY-SA 4.0",
+        source="https://github.com/chaojiang06/wiki-auto (GEM2021/full_no_split/valid.tsv); "
+        "https://github.com/chridey/altlex",
+        reader="polyembed.data.paraphrases:read_paraphrase_file",
+        notes=("only WikiAuto's valid split is in the snapshot (2,000 complex sentences, 8 simplifications each)",),
+    ),
 ]:
     register_dataset(_info)

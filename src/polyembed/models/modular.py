@@ -187,7 +187,11 @@ def save_modular_bundle(
 ) -> Path:
     """Write a bundle: each language's SentenceTransformer (with its CLA adapter weights, if it has adapters)
     into `folder/<language>/`, then the bundle file; the folder appears whole or not at all."""
-    from polyembed.models.parallel_adapter import parallel_adapter_blocks, parallel_adapters_off, save_parallel_adapters
+    from polyembed.models.parallel_adapter import (
+        parallel_adapter_blocks,
+        parallel_adapters_off,
+        save_with_parallel_adapters,
+    )
     from polyembed.outputs import atomic_dir
 
     codes = {}
@@ -203,25 +207,9 @@ def save_modular_bundle(
             target = staging / codes[language]
             if parallel_adapter_blocks(model):
                 with parallel_adapters_off(model):  # the encoder's own weights: adapters are saved apart
-                    _save_without_adapters(model, target)
-                save_parallel_adapters(model, target)
+                    save_with_parallel_adapters(model, target)
             else:
                 model.save(str(target))
         config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
         (staging / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
     return Path(folder)
-
-
-def _save_without_adapters(model: Any, target: Path) -> None:
-    """Save a SentenceTransformer whose feed-forward outputs are wrapped, as the plain encoder it wraps."""
-    from polyembed.models.parallel_adapter import FeedForwardOutputWithParallelAdapter
-
-    wrapped = [(parent, name, module) for parent in model.modules() for name, module in parent.named_children()
-               if isinstance(module, FeedForwardOutputWithParallelAdapter)]
-    try:
-        for parent, name, module in wrapped:
-            setattr(parent, name, module.base)
-        model.save(str(target))
-    finally:
-        for parent, name, module in wrapped:
-            setattr(parent, name, module)

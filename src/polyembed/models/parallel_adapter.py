@@ -187,7 +187,8 @@ def save_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
 
 
 def load_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
-    """Add adapters to `model` as saved in `folder` and load their weights; errors name the file at fault."""
+    """Load the adapter weights saved in `folder` into `model`, adding the adapters first if it has none (a
+    model that has them, e.g. in training, gets the saved weights); errors name the file at fault."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
@@ -206,7 +207,8 @@ def load_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
         weights = load_file(str(weights_path))
     except (SafetensorError, OSError) as err:
         raise PolyembedError(f"{weights_path}: unreadable adapter weights ({err})") from None
-    add_parallel_adapters(model, config)
+    if not parallel_adapter_blocks(model):
+        add_parallel_adapters(model, config)
     blocks = parallel_adapter_blocks(model)
     if len(blocks) != layers:
         raise PolyembedError(f"{config_path}: saved for {layers} layers, this encoder has {len(blocks)}")
@@ -224,3 +226,18 @@ def _require_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapt
     if not blocks:
         raise PolyembedError("parallel adapter: this model has no parallel adapters (add_parallel_adapters first)")
     return blocks
+
+
+def save_with_parallel_adapters(model: nn.Module, target: str | Path) -> None:
+    """Save a SentenceTransformer with parallel adapters as its plain encoder (the blocks unwrapped, so any
+    sentence-transformers user loads it) plus the adapter files beside it (`load_parallel_adapters`)."""
+    wrapped = [(parent, name, module) for parent in model.modules() for name, module in parent.named_children()
+               if isinstance(module, FeedForwardOutputWithParallelAdapter)]
+    try:
+        for parent, name, module in wrapped:
+            setattr(parent, name, module.base)
+        model.save(str(target), create_model_card=False)
+    finally:
+        for parent, name, module in wrapped:
+            setattr(parent, name, module)
+    save_parallel_adapters(model, target)

@@ -38,12 +38,18 @@ def check_model_output_dir(
     return target
 
 
-def save_model_atomically(model: Any, target: str | Path, extra_files: dict[str, str] | None = None) -> Path:
+def save_model_atomically(
+    model: Any, target: str | Path, extra_files: dict[str, str] | None = None, save: Any = None
+) -> Path:
     """Save a SentenceTransformer (plus `extra_files`: name -> text, e.g. a report) to `target`, replacing
-    what was there only once everything is written, so an interrupted save never leaves half a model."""
+    what was there only once everything is written, so an interrupted save never leaves half a model.
+    `save(model, folder)` writes the model instead of `model.save` (another layout)."""
     target = Path(target)
     with atomic_dir(target) as staging:
-        model.save(str(staging), create_model_card=False)
+        if save is not None:
+            save(model, staging)
+        else:
+            model.save(str(staging), create_model_card=False)
         for name, text in (extra_files or {}).items():
             (staging / name).write_text(text, encoding="utf-8")
     return target

@@ -100,11 +100,11 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> 
         configs[name] = tmp_path / f"{name}.yaml"
         configs[name].write_text(yaml.safe_dump(_options(tiny, tmp_path / name, max_steps=40, eval_steps=10,
                                                          save_total_limit=10)))
-    full = train_in_subprocess("modular-la", configs["full"])
+    full = train_in_subprocess("modular la", configs["full"])
     assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-    kill_after(train_in_subprocess("modular-la", configs["killed"]),
+    kill_after(train_in_subprocess("modular la", configs["killed"]),
                tmp_path / "killed" / "checkpoints" / "checkpoint-20" / "trainer_state.json")
-    resumed = train_in_subprocess("modular-la", configs["killed"], "--resume")
+    resumed = train_in_subprocess("modular la", configs["killed"], "--resume")
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
     a, b = (json.loads((tmp_path / name / "training.json").read_text()) for name in ("full", "killed"))
     assert b["resumed_from"] and a["steps"] == b["steps"] == 40

@@ -45,6 +45,16 @@ class TrainingMethod:
     summary: str
     paper: str = ""
     model_options: tuple[str, ...] = ("student",)
+    cli_group: str = ""
+    """Methods that are stages of one recipe share a CLI group: name 'modular-la' in group 'modular' is
+    `polyembed train modular la` (the API keeps the full name)."""
+
+    @property
+    def cli_path(self) -> tuple[str, ...]:
+        """The words after `polyembed train`."""
+        if self.cli_group:
+            return (self.cli_group, self.name.removeprefix(self.cli_group + "-"))
+        return (self.name,)
 
 
 _METHODS: dict[str, TrainingMethod] = {}
@@ -86,7 +96,7 @@ def get_method(name: str) -> TrainingMethod:
     """A method by name, or an error listing the known ones."""
     _discover()
     if name not in _METHODS:
-        raise PolyembedError(f"unknown training method '{name}'; known: {', '.join(_METHODS)}")
+        raise PolyembedError(f"unknown training method '{name}'; known: {', '.join(sorted(_METHODS))}")
     return _METHODS[name]
 
 

@@ -128,9 +128,9 @@ class RunFolder:
         ]
         return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
 
-    def save_model(self, model: Any) -> Path:
-        """The final model, all-or-nothing (by the main process)."""
-        return save_model_atomically(model, self.model_dir) if is_main_process() else self.model_dir
+    def save_model(self, model: Any, save: Any = None) -> Path:
+        """The final model, all-or-nothing (by the main process); `save(model, folder)` replaces `model.save`."""
+        return save_model_atomically(model, self.model_dir, save=save) if is_main_process() else self.model_dir
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         """training.json, atomically (by the main process)."""

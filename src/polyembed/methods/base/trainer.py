@@ -53,6 +53,9 @@ class TrainingJob:
     final_model: Any = None
     """`final_model(model) -> model` before run/model is saved (e.g. LoRA adapters merged into the weights, so
     the saved model is a plain sentence-transformers folder)."""
+    save_model: Any = None
+    """`save_model(model, folder)` writes run/model when `model.save` is not the right layout (e.g. an encoder
+    with parallel adapters: the plain encoder plus the adapter files)."""
     details: dict[str, Any] = field(default_factory=dict)
     """Method-specific facts for training.json (distillation: its sources and vocabulary transfer)."""
 
@@ -164,7 +167,7 @@ def fit(
         print(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
     trainer.train(resume_from_checkpoint=str(last) if last else None)
 
-    run.save_model(job.final_model(trainer.model) if job.final_model else trainer.model)
+    run.save_model(job.final_model(trainer.model) if job.final_model else trainer.model, save=job.save_model)
     state = trainer.state
     history = [
         {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}

@@ -2,13 +2,23 @@
 to an English pivot. Stages are training methods of their own (`polyembed train modular-la`, ...); the
 inference side is `polyembed.models.modular.ModularEncoder`."""
 
-from polyembed.methods.modular.config import LanguageAdaptationConfig
+from polyembed.methods.modular.config import (
+    CrossLingualAlignmentConfig,
+    LanguageAdaptationConfig,
+    SentenceEncodingConfig,
+)
+from polyembed.methods.modular.cross_lingual_alignment import CROSS_LINGUAL_ALIGNMENT
 from polyembed.methods.modular.language_adaptation import LANGUAGE_ADAPTATION
 from polyembed.methods.modular.losses import MaskedLanguageModelingHead, MaskedLanguageModelingLoss
+from polyembed.methods.modular.sentence_encoding import SENTENCE_ENCODING
 
 __all__ = [
+    "CROSS_LINGUAL_ALIGNMENT",
+    "CrossLingualAlignmentConfig",
     "LANGUAGE_ADAPTATION",
     "LanguageAdaptationConfig",
     "MaskedLanguageModelingHead",
     "MaskedLanguageModelingLoss",
+    "SENTENCE_ENCODING",
+    "SentenceEncodingConfig",
 ]

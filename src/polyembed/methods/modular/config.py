@@ -57,3 +57,60 @@ class LanguageAdaptationConfig(LoraOptions, TrainConfig):
     )
     batch_size: int = option(32, "Sentences per mini-batch (paper: 128).", minimum=1)
     output_dir: str = option("runs/modular-la", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+
+@dataclass
+class SentenceEncodingConfig(LoraOptions, TrainConfig):
+    """The SE stage: contrastive training (MultipleNegativesRankingLoss) on the language's paraphrase pairs."""
+
+    language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code); required.")
+    paraphrase_datasets: list[str] = option(
+        ["stsb-multi-mt", "tatoeba-challenge", "paraphrase-en"],
+        "Registry paraphrase sources (polyembed.data.paraphrases); those without the language are skipped.",
+    )
+    paraphrase_files: list[str] = option(
+        [], "Paraphrase pairs of your own (e.g. from `polyembed data translate`): TSV anchor<TAB>paraphrase."
+    )
+    max_pairs: int | None = option(None, "Cap on the training pairs (a seeded sample); unset keeps all.", minimum=1)
+    dev_pairs: int = option(200, "Pairs held out for the dev paraphrase retrieval (at most a fifth).", minimum=1)
+    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale (paper code: 20).", above=0)
+    learning_rate: float = option(
+        1e-4, "Peak learning rate (LoRA default; the paper's full-parameter contrastive step used 2e-5).", above=0
+    )
+    batch_size: int = option(32, "Pairs per mini-batch: in-batch negatives (paper: 128).", minimum=2)
+    output_dir: str = option("runs/modular-se", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+
+@dataclass
+class CrossLingualAlignmentConfig(TrainConfig):
+    """The CLA stage: a parallel adapter on one language's encoder, trained towards the frozen English pivot."""
+
+    language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code, not English); required.")
+    pivot: str = option(
+        "me5-small", "The English pivot encoder (frozen; usually the English encoder after its SE stage)."
+    )
+    paraphrase_datasets: list[str] = option(
+        ["stsb-multi-mt"],
+        "Cross-lingual paraphrase pairs (a sentence of the language, an English paraphrase of it) from these "
+        "registry sources; stsb-multi-mt pairs each translated sentence with the English of its high-scored pair.",
+    )
+    paraphrase_files: list[str] = option(
+        [], "Cross-lingual paraphrases of your own: TSV sentence-in-the-language<TAB>English paraphrase."
+    )
+    parallel_datasets: list[str] = option(
+        ["tatoeba-challenge"], "Registry bitext for the parallel-sentence batches (cosine loss)."
+    )
+    parallel_files: list[str] = option([], "Bitext of your own: TSV English<TAB>sentence-in-the-language.")
+    max_pairs: int | None = option(None, "Cap on each kind of training pair (a seeded sample).", minimum=1)
+    dev_pairs: int = option(200, "Parallel pairs held out for dev retrieval against the pivot.", minimum=1)
+    batch_mixing: Literal["round-robin", "proportional"] = option(
+        "round-robin",
+        "How paraphrase and parallel batches alternate: 'round-robin' (one each, the paper's alternation) or "
+        "'proportional' (by dataset size).",
+    )
+    reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
+    adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
+    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
+    learning_rate: float = option(1e-4, "Peak learning rate (paper: 1e-4).", above=0)
+    batch_size: int = option(32, "Pairs per mini-batch (paper: 128).", minimum=2)
+    output_dir: str = option("runs/modular-cla", "Run folder: config.yaml, checkpoints/, model/, training.json.")

@@ -166,5 +166,6 @@ LANGUAGE_ADAPTATION = register_method(
         summary="Modular encoders, stage LA (Huang et al. 2024): continued masked language modelling of one "
         "language's encoder on its text (LoRA adapter + trainable embeddings, or full).",
         paper="https://arxiv.org/abs/2407.14878",
+        cli_group="modular",
     )
 )

@@ -119,3 +119,58 @@ class MaskedLanguageModelingLoss(nn.Module):
     @property
     def citation(self) -> str:
         return "Devlin et al. 2019, BERT (arXiv:1810.04805), section 3.1"
+
+
+def _label_matrix(labels: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return F.normalize(labels.to(device=like.device, dtype=like.dtype), dim=-1)
+
+
+class PivotMultipleNegativesRankingLoss(nn.Module):
+    """MultipleNegativesRankingLoss against a frozen pivot encoder's embeddings: each sentence's embedding must
+    be closer (cosine x scale, softmax over the batch) to the pivot's embedding of its own English paraphrase
+    than to the other rows' (the CLA stage's cross-lingual paraphrase batches).
+
+    Inputs: a dataset with one text column (the language's sentence) and a `label` column (the pivot's
+    embedding of its English paraphrase, precomputed: the pivot is frozen, so this equals encoding it in the
+    batch). Paper: Henderson et al. 2017 (in-batch negatives); Huang et al. 2024, section 3.2.
+
+    Example::
+
+        loss = PivotMultipleNegativesRankingLoss(language_encoder, scale=20.0)
+        Dataset.from_dict({"sentence": german, "label": pivot.encode(english_paraphrases).tolist()})
+    """
+
+    def __init__(self, model: Any, scale: float = 20.0) -> None:
+        super().__init__()
+        self.model = model
+        self.scale = scale
+
+    def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        embeddings = F.normalize(self.model(sentence_features[0])["sentence_embedding"], dim=-1)
+        scores = self.scale * embeddings @ _label_matrix(labels, embeddings).T
+        return F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
+
+    @property
+    def citation(self) -> str:
+        return "Henderson et al. 2017 (arXiv:1705.00652); Huang et al. 2024 (arXiv:2407.14878), section 3.2"
+
+
+class PivotCosineLoss(nn.Module):
+    """1 - cosine between each sentence's embedding and the frozen pivot's embedding of its English
+    translation (the CLA stage's parallel-sentence batches).
+
+    Inputs: a text column and a `label` column (the pivot's embedding of the translation, precomputed).
+    Paper: Huang et al. 2024, section 3.2 (the ACL 2025 version alternates these batches with paraphrase ones).
+
+    Example::
+
+        loss = PivotCosineLoss(language_encoder)
+    """
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        embeddings = F.normalize(self.model(sentence_features[0])["sentence_embedding"], dim=-1)
+        return (1 - (embeddings * _label_matrix(labels, embeddings)).sum(dim=-1)).mean()

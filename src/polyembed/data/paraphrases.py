@@ -1,0 +1,143 @@
+"""Monolingual paraphrase pairs per language: the SE stage's training data in the modular recipe.
+
+The paper machine-translates English paraphrase data into each language. The data root offers three sources
+of the same kind, each read here into (anchor, positive) pairs of one language:
+
+- `stsb-multi-mt`: STS-B train pairs with gold score >= 4 (near paraphrases), DeepL-translated into 10 languages
+  and row-aligned across them: multi-parallel, as the paper stresses. Rows whose English sentences are in the
+  STS-B dev/test splits or STS2017 are dropped, so STS evaluation never scores a trained sentence.
+- `tatoeba-challenge`: two different sentences of the language that translate the same English sentence
+  (LASER Tatoeba test rows excluded, as for training bitext).
+- `paraphrase-en` (English only): WikiAuto's (complex, simple) sentence pairs.
+
+Users give their own as `paraphrase_files`: a TSV of two tab-separated columns per line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from polyembed.data.io import read_lines
+from polyembed.data.parallel_sources import _codes, _sts_benchmark_sentences
+from polyembed.data.readers.parallel import read_tatoeba_challenge, tatoeba_challenge_languages
+from polyembed.data.readers.sts import read_stsb_multi_mt
+from polyembed.data.registry import get_dataset
+from polyembed.errors import DataError
+
+PARAPHRASE_DATASETS = {
+    "stsb-multi-mt": "STS-B train pairs scored >= 4, machine-translated (de es fr it ja nl pl pt ru zh, and en)",
+    "tatoeba-challenge": "two translations of the same English sentence (Tatoeba-Challenge languages)",
+    "paraphrase-en": "WikiAuto complex/simple sentence pairs (English)",
+}
+MIN_STS_SCORE = 4.0
+
+
+@dataclass
+class ParaphrasePairs:
+    """(anchor, positive) paraphrase pairs of one language from one source."""
+
+    name: str
+    language: str
+    anchors: list[str]
+    positives: list[str]
+    origin: str
+
+    def __len__(self) -> int:
+        return len(self.anchors)
+
+
+def _stsb_multi_mt(folder: Path, language: str) -> ParaphrasePairs | None:
+    if not (folder / f"stsb-{language}-train.csv").is_file():
+        return None
+    held_out = _sts_benchmark_sentences(folder)
+    english = read_stsb_multi_mt(folder, "en", "train")
+    pairs = english if language == "en" else read_stsb_multi_mt(folder, language, "train")
+    rows = [
+        (s1, s2) for s1, s2, score, en1, en2 in zip(
+            pairs.sentences1, pairs.sentences2, pairs.scores, english.sentences1, english.sentences2, strict=True
+        )
+        if score >= MIN_STS_SCORE and s1 != s2 and en1 not in held_out and en2 not in held_out
+    ]
+    return ParaphrasePairs("stsb-multi-mt", language, [a for a, _ in rows], [b for _, b in rows],
+                           str(folder / f"stsb-{language}-train.csv"))
+
+
+def _tatoeba_challenge(folder: Path, language: str) -> ParaphrasePairs | None:
+    code = _codes(tatoeba_challenge_languages(folder)).get(language)
+    if code is None:
+        return None
+    text = read_tatoeba_challenge(folder, code, exclude_laser_test=True)
+    by_english: dict[str, list[str]] = defaultdict(list)
+    for other, english in zip(text.source, text.target, strict=True):
+        if other not in by_english[english]:
+            by_english[english].append(other)
+    anchors, positives = [], []
+    for group in by_english.values():  # consecutive translations of one English sentence, each sentence once
+        for first, second in zip(group[::2], group[1::2], strict=False):
+            anchors.append(first)
+            positives.append(second)
+    return ParaphrasePairs("tatoeba-challenge", language, anchors, positives, str(folder / code))
+
+
+def _paraphrase_en(folder: Path, language: str) -> ParaphrasePairs | None:
+    if language != "en":
+        return None
+    path = folder / "wiki-auto-gem2021" / "valid.tsv"
+    rows = read_paraphrase_file(path)
+    seen: set[tuple[str, str]] = set()
+    kept = [(a, b) for a, b in rows if a != b and (a, b) not in seen and not seen.add((a, b))]
+    return ParaphrasePairs("paraphrase-en", "en", [a for a, _ in kept], [b for _, b in kept], str(path))
+
+
+_READERS: dict[str, Callable[[Path, str], ParaphrasePairs | None]] = {
+    "stsb-multi-mt": _stsb_multi_mt,
+    "tatoeba-challenge": _tatoeba_challenge,
+    "paraphrase-en": _paraphrase_en,
+}
+
+
+def cross_lingual_paraphrases(language: str, root: Path) -> ParaphrasePairs | None:
+    """stsb-multi-mt's cross-lingual paraphrases: for each STS-B train pair scored >= 4, each translated
+    sentence with the English of the other sentence (X s1 - en s2 and X s2 - en s1), STS test sentences out."""
+    folder = Path(root) / get_dataset("stsb-multi-mt").folder
+    if language == "en" or not (folder / f"stsb-{language}-train.csv").is_file():
+        return None
+    held_out = _sts_benchmark_sentences(folder)
+    english = read_stsb_multi_mt(folder, "en", "train")
+    other = read_stsb_multi_mt(folder, language, "train")
+    anchors, positives = [], []
+    for x1, x2, en1, en2, score in zip(other.sentences1, other.sentences2, english.sentences1, english.sentences2,
+                                       english.scores, strict=True):
+        if score >= MIN_STS_SCORE and en1 != en2 and en1 not in held_out and en2 not in held_out:
+            anchors += [x1, x2]
+            positives += [en2, en1]
+    return ParaphrasePairs("stsb-multi-mt", language, anchors, positives, str(folder / f"stsb-{language}-train.csv"))
+
+
+def read_paraphrase_file(path: str | Path) -> list[tuple[str, str]]:
+    """A user's paraphrase TSV: `anchor<TAB>positive` per line; anything else names its file and line."""
+    rows = []
+    for number, line in enumerate(read_lines(Path(path)), start=1):
+        columns = line.split("\t")
+        if len(columns) != 2 or not columns[0].strip() or not columns[1].strip():
+            raise DataError(path, number, f"expected two tab-separated non-empty columns "
+                                          f"(anchor<TAB>paraphrase), found {len(columns)} column(s)")
+        rows.append((columns[0].strip(), columns[1].strip()))
+    return rows
+
+
+def load_paraphrases(language: str, datasets: list[str], root: Path | None) -> list[ParaphrasePairs]:
+    """The registry paraphrase sources that have `language` (an empty list when none has it)."""
+    found = []
+    for name in datasets:
+        if name not in _READERS:
+            raise KeyError(name)
+        if root is None:
+            continue
+        pairs = _READERS[name](Path(root) / get_dataset(name).folder, language)
+        if pairs is not None and len(pairs):
+            found.append(pairs)
+    return found

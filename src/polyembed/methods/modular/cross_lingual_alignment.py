@@ -1,0 +1,241 @@
+"""The CLA stage (Huang et al. 2024, section 3.2): a parallel adapter beside every feed-forward block of one
+language's encoder, trained to bring its sentences to the frozen English pivot's embedding of their English
+counterparts. Batches alternate between cross-lingual paraphrases (MultipleNegativesRankingLoss against the
+pivot) and parallel sentences (cosine loss), through sentence-transformers' multi-dataset training.
+
+Only the adapters train, so with the adapters off the encoder is exactly what it was (the paper's point:
+alignment never disturbs monolingual quality). The pivot is frozen, so its embeddings of the English side are
+computed once (kept in the embedding store) and serve as labels. Checkpoints hold the encoder without its
+adapters plus the adapter files; `model/` is the same layout, which a `ModularEncoder` bundle takes as one
+language's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
+
+from polyembed.config import ConfigOrigin
+from polyembed.data.parallel_sources import ParallelFileSpec, check_language, load_parallel_sources
+from polyembed.data.paraphrases import ParaphrasePairs, cross_lingual_paraphrases, read_paraphrase_file
+from polyembed.data.root import data_root
+from polyembed.errors import UnknownLanguageError
+from polyembed.eval.tasks.retrieval import retrieval_accuracy
+from polyembed.methods.base.registry import TrainingMethod, register_method
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.trainer import TrainingJob
+from polyembed.methods.modular.config import CrossLingualAlignmentConfig
+
+SENTENCE_COLUMN, LABEL_COLUMN = "sentence", "label"
+
+
+@dataclass
+class AlignmentData:
+    """(sentence in the language, English counterpart) pairs of both kinds, and the dev pairs."""
+
+    language: str
+    paraphrases: tuple[list[str], list[str]]
+    parallel: tuple[list[str], list[str]]
+    dev: tuple[list[str], list[str]]
+    sources: list[dict[str, Any]]
+
+    def describe(self) -> dict[str, Any]:
+        return {"language": self.language, "paraphrase_pairs": len(self.paraphrases[0]),
+                "parallel_pairs": len(self.parallel[0]), "dev_pairs": len(self.dev[0]), "sources": self.sources}
+
+
+def _sample(pairs: list[tuple[str, str]], limit: int | None, seed: str) -> list[tuple[str, str]]:
+    if limit is None or len(pairs) <= limit:
+        return pairs
+    return [pairs[i] for i in sorted(random.Random(seed).sample(range(len(pairs)), limit))]
+
+
+def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin | None = None) -> AlignmentData:
+    """Both kinds of pairs for the language, checked before any model loads; dev pairs come from the parallel
+    ones (seeded), so dev retrieval measures translation against the pivot."""
+    origin = origin or ConfigOrigin()
+    if not config.language:
+        raise origin.error("language", "no language given: set language (e.g. kk)")
+    language = check_language(config.language, origin.where("language"))
+    if language == "en":
+        raise origin.error("language", "English is the pivot: it gets no alignment adapter")
+    for index, name in enumerate(config.paraphrase_datasets):
+        if name != "stsb-multi-mt":
+            raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (stsb-multi-mt has)",
+                               index)
+    root = data_root(config.data_root) if (config.paraphrase_datasets or config.parallel_datasets) else None
+    found: list[ParaphrasePairs] = []
+    if config.paraphrase_datasets and root is not None:
+        pairs = cross_lingual_paraphrases(language, root)
+        found += [pairs] if pairs is not None and len(pairs) else []
+    for path in config.paraphrase_files:
+        rows = read_paraphrase_file(path)
+        found.append(ParaphrasePairs("file", language, [a for a, _ in rows], [b for _, b in rows], str(path)))
+    paraphrases = list(dict.fromkeys((a, b) for s in found for a, b in zip(s.anchors, s.positives, strict=True)))
+    try:
+        sources = load_parallel_sources(
+            [language], list(config.parallel_datasets), root,
+            files=[ParallelFileSpec.parse(f"{language}={path}") for path in config.parallel_files],
+        )
+    except UnknownLanguageError as err:
+        if "no training data" not in str(err):
+            raise
+        sources = []
+    parallel = list(dict.fromkeys((o, e) for s in sources for e, o in zip(s.english, s.other, strict=True)))
+    if len(parallel) < 10:
+        raise origin.error(
+            "language", f"language '{config.language}': {len(parallel)} parallel pairs in "
+            f"{', '.join(config.parallel_datasets) or 'no datasets'} and {len(config.parallel_files)} parallel "
+            "files; CLA needs parallel sentences with English (parallel_files: English<TAB>sentence)"
+        )
+    random.Random(f"{config.seed}:cla:{language}").shuffle(parallel)
+    dev_size = min(config.dev_pairs, len(parallel) // 5)
+    dev, parallel = parallel[:dev_size], parallel[dev_size:]
+    dev_english = {e for _, e in dev}
+    paraphrases = [(o, e) for o, e in paraphrases if e not in dev_english]
+    parallel = _sample(parallel, config.max_pairs, f"{config.seed}:cla-parallel")
+    paraphrases = _sample(paraphrases, config.max_pairs, f"{config.seed}:cla-paraphrase")
+    described = [{"name": s.name, "kind": "paraphrase", "pairs": len(s), "origin": s.origin} for s in found]
+    described += [{"name": s.name, "kind": "parallel", "pairs": len(s), "origin": s.origin} for s in sources]
+    return AlignmentData(
+        language, ([o for o, _ in paraphrases], [e for _, e in paraphrases]),
+        ([o for o, _ in parallel], [e for _, e in parallel]), ([o for o, _ in dev], [e for _, e in dev]), described,
+    )
+
+
+class PivotAlignmentEvaluator(SentenceEvaluator):
+    """Dev measure: retrieval between the encoder's embeddings of held-out sentences (adapters as they are) and
+    the pivot's embeddings of their English translations, both directions (`mean_accuracy`, percent), and the
+    mean cosine of each pair (`mean_cosine`)."""
+
+    def __init__(self, sentences: list[str], pivot_embeddings: np.ndarray, batch_size: int, name: str = "dev") -> None:
+        super().__init__()
+        self.sentences = sentences
+        self.pivot = pivot_embeddings / np.linalg.norm(pivot_embeddings, axis=1, keepdims=True).clip(1e-12)
+        self.batch_size = batch_size
+        self.name = name
+        self.primary_metric = "mean_accuracy"
+        self.greater_is_better = True
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict:
+        embedded = model.encode(self.sentences, batch_size=self.batch_size, normalize_embeddings=True,
+                                convert_to_numpy=True, show_progress_bar=False)
+        metrics = {
+            "to_pivot_accuracy": retrieval_accuracy(embedded, self.pivot),
+            "from_pivot_accuracy": retrieval_accuracy(self.pivot, embedded),
+            "mean_cosine": float((embedded * self.pivot).sum(axis=1).mean()),
+        }
+        metrics["mean_accuracy"] = (metrics["to_pivot_accuracy"] + metrics["from_pivot_accuracy"]) / 2
+        metrics = self.prefix_name_to_metrics(metrics, self.name)
+        if hasattr(model, "model_card_data"):
+            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
+
+
+class ParallelAdapterTrainer(SentenceTransformerTrainer):
+    """Checkpoints as the plain encoder plus adapter files; loading one (resume, best model at the end) loads
+    the adapter weights only, which is exact because the encoder itself is frozen."""
+
+    def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+        import torch
+        from transformers.trainer import TRAINING_ARGS_NAME
+
+        from polyembed.models.parallel_adapter import save_with_parallel_adapters
+
+        output_dir = output_dir or self.args.output_dir
+        os.makedirs(output_dir, exist_ok=True)
+        save_with_parallel_adapters(self.model, output_dir)
+        torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
+
+    def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
+        from polyembed.models.parallel_adapter import load_parallel_adapters
+
+        load_parallel_adapters(self.model, checkpoint_path)
+
+
+def build_job(
+    config: CrossLingualAlignmentConfig, data: AlignmentData, run: RunFolder, show_progress: bool
+) -> TrainingJob:
+    """The encoder with trainable parallel adapters, pivot embeddings as labels, the two losses on their own
+    datasets, and dev retrieval against the pivot (also measured once before training)."""
+    from datasets import Dataset
+    from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
+
+    from polyembed.methods.modular.losses import PivotCosineLoss, PivotMultipleNegativesRankingLoss
+    from polyembed.models.embedding_cache import EmbeddingStore
+    from polyembed.models.loading import as_sentence_transformer, load_model
+    from polyembed.models.parallel_adapter import (
+        ParallelAdapterConfig,
+        add_parallel_adapters,
+        freeze_all_but_parallel_adapters,
+        save_with_parallel_adapters,
+    )
+
+    pivot = EmbeddingStore(load_model(config.pivot))
+    english = list(dict.fromkeys(data.paraphrases[1] + data.parallel[1] + data.dev[1]))
+    if show_progress:
+        print(f"pivot {config.pivot}: {len(english):,} English sentences to embed "
+              f"({sum(1 for s in english if s not in pivot):,} not cached)")
+    pivot.embed(english, show_progress_bar=show_progress)
+
+    model, _ = as_sentence_transformer(load_model(config.student))
+    model.max_seq_length = config.max_seq_length
+    evaluator = PivotAlignmentEvaluator(data.dev[0], pivot.embed(data.dev[1], show_progress_bar=False),
+                                        config.batch_size)
+    before = evaluator(model)
+    total = sum(p.numel() for p in model.parameters())
+    add_parallel_adapters(model, ParallelAdapterConfig(config.reduction_factor, config.adapter_scaling))
+    trainable = freeze_all_but_parallel_adapters(model)
+
+    def labelled(sentences: list[str], counterparts: list[str]) -> Any:
+        labels = pivot.embed(counterparts, show_progress_bar=False)
+        return Dataset.from_dict({SENTENCE_COLUMN: sentences, LABEL_COLUMN: labels.tolist()})
+
+    datasets, losses = {}, {}
+    if data.paraphrases[0]:
+        datasets["paraphrase"] = labelled(*data.paraphrases)
+        losses["paraphrase"] = PivotMultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
+    datasets["parallel"] = labelled(*data.parallel)
+    losses["parallel"] = PivotCosineLoss(model)
+    if show_progress:
+        print(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and {len(data.parallel[0]):,} "
+              f"parallel pairs, {len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.1f}; "
+              f"{trainable:,} adapter parameters train")
+    mixing = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
+              "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
+    name = getattr(model, "default_prompt_name", None)
+    return TrainingJob(
+        model=model,
+        train_dataset=datasets,
+        loss=losses,
+        evaluator=evaluator,
+        best_metric="eval_dev_mean_accuracy",
+        multi_dataset_batch_sampler=mixing,
+        trainer_class=ParallelAdapterTrainer,
+        save_model=save_with_parallel_adapters,
+        prompts=(model.prompts or {}).get(name or "", None),
+        details={"alignment": data.describe(), "trainable_parameters": trainable, "model_parameters": total,
+                 "before": before},
+    )
+
+
+CROSS_LINGUAL_ALIGNMENT = register_method(
+    TrainingMethod(
+        name="modular-cla",
+        config_class=CrossLingualAlignmentConfig,
+        prepare=prepare_alignment,
+        build=build_job,
+        summary="Modular encoders, stage CLA (Huang et al. 2024): a parallel adapter on one language's encoder, "
+        "aligned to the frozen English pivot by alternating cross-lingual paraphrase (MNRL) and parallel "
+        "(cosine) batches.",
+        paper="https://arxiv.org/abs/2407.14878",
+        model_options=("student", "pivot"),
+        cli_group="modular",
+    )
+)
