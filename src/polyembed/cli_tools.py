@@ -1,4 +1,5 @@
-"""The `polyembed` commands for using a model at scale: export (ONNX), mine (bitext), serve (HTTP).
+"""The `polyembed` commands for using a model at scale: export (ONNX), mine (bitext), serve (HTTP); and the
+modular recipe's `train modular pipeline`, which runs several training methods in turn.
 
 Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli.app`.
 """
@@ -10,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from polyembed.cli import app, clean_errors
+from polyembed.cli import app, clean_errors, config_flags, train_app
+from polyembed.methods.modular.pipeline import ModularPipelineConfig
 
 
 @app.command("export")
@@ -98,3 +100,24 @@ def serve_command(
 
     limits = ServerLimits(max_inputs, max_input_chars, max_batch_size, max_wait_ms)
     uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
+
+
+def _modular_group() -> typer.Typer:
+    return next(group.typer_instance for group in train_app.registered_groups if group.name == "modular")
+
+
+@_modular_group().command("pipeline")
+@clean_errors
+@config_flags(ModularPipelineConfig)
+def modular_pipeline_command(config_file: Path | None, overrides: dict) -> None:
+    """Every stage of the modular recipe (vocabulary, LA, SE, CLA) for a list of languages, then one bundle;
+    rerun the same command to resume. Paper: https://arxiv.org/abs/2407.14878"""
+    from polyembed.config import build_config
+    from polyembed.methods.modular.pipeline import run_pipeline
+
+    config, _ = build_config(ModularPipelineConfig, config_file, overrides)
+    summary = run_pipeline(config)
+    for language, row in summary["languages"].items():
+        stages = ", ".join(f"{name} {run['wall_seconds']} s" for name, run in row["stages"].items())
+        typer.echo(f"{language}: {row['encoder_parameters']:,} parameters ({stages})")
+    typer.echo(f"bundle written to {summary['bundle']} (base model: {summary['base_parameters']:,} parameters)")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
+from sentence_transformers import SentenceTransformerTrainer
 
 from polyembed.config import ConfigOrigin
 from polyembed.data.io import read_lines
@@ -91,26 +91,26 @@ def prepare_text(config: LanguageAdaptationConfig, origin: ConfigOrigin | None =
     return LanguageText(language, train, unique[:heldout], origins)
 
 
-class MLMHeadCheckpoints(TrainerCallback):
-    """Saves the MLM head with every checkpoint and loads it back on resume (the trainer saves only the
-    model; the head belongs to the loss)."""
+class MaskedLanguageModelingTrainer(SentenceTransformerTrainer):
+    """Saves the MLM head (which belongs to the loss, not the model) into every checkpoint and loads it back
+    with the checkpoint. It is written with the model, before trainer_state.json, so a checkpoint that counts
+    as complete always has its head."""
 
-    def __init__(self, head: Any) -> None:
-        self.head = head
-
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
         from safetensors.torch import save_file
 
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            save_file({k: v.contiguous() for k, v in self.head.state_dict().items()}, str(folder / HEAD_FILE))
+        super()._save(output_dir, state_dict)
+        folder = Path(output_dir or self.args.output_dir)
+        save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / HEAD_FILE))
 
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
         from safetensors.torch import load_file
 
-        saved = Path(args.output_dir) / f"checkpoint-{state.global_step}" / HEAD_FILE
-        if state.global_step and saved.is_file():  # resumed: the head as it was at the checkpoint
-            self.head.load_state_dict(load_file(str(saved)))
+        super()._load_from_checkpoint(checkpoint_path)
+        saved = Path(checkpoint_path) / HEAD_FILE
+        if not saved.is_file():
+            raise PolyembedError(f"{checkpoint_path}: no {HEAD_FILE}; the MLM head cannot be restored")
+        self.loss.head.load_state_dict(load_file(str(saved)))
 
 
 def build_job(
@@ -150,7 +150,7 @@ def build_job(
         evaluator=evaluator,
         best_metric="eval_heldout_mlm_loss",
         greater_is_better=False,
-        callbacks=[MLMHeadCheckpoints(loss.head)],
+        trainer_class=MaskedLanguageModelingTrainer,
         final_model=merge_lora if config.adapter == "lora" else None,
         details={"text": text.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},

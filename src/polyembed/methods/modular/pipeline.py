@@ -1,0 +1,186 @@
+"""The whole modular recipe for a list of languages: vocabulary -> LA -> SE per language, SE for the English
+pivot, CLA per non-English language against it, then one `ModularEncoder` bundle.
+
+Each stage is an ordinary run folder (`OUTPUT_DIR/<lang>/<stage>/`), so the pipeline resumes where it stopped:
+a stage with a training.json is done and skipped, a stage folder without one is resumed from its last
+checkpoint. The English pivot gets SE only (the base model is strongest in English; the paper's LA step is about
+languages the base model serves badly). `pipeline.json` records each stage's wall time, peak memory and dev
+result, and each language encoder's parameters against the base model's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from polyembed.config import ConfigOrigin, option
+from polyembed.data.parallel_sources import check_language
+from polyembed.errors import PolyembedError
+from polyembed.outputs import atomic_write
+
+PIVOT = "en"
+STAGES = ("la", "se", "cla")
+SUMMARY_FILE = "pipeline.json"
+BUNDLE_DIR = "bundle"
+
+
+@dataclass
+class ModularPipelineConfig:
+    """Options of `polyembed train modular pipeline` (each stage's own options keep their defaults)."""
+
+    languages: list[str] = option(["de"], "Languages to build encoders for (English, the pivot, is always built).")
+    base: str = option("me5-small", "The multilingual model every language encoder starts from.")
+    vocabulary: Literal["keep", "prune", "new"] = option(
+        "prune", "Each language encoder's vocabulary: the base model's ('keep'), pruned to the tokens the "
+        "language's text uses ('prune'), or a new tokenizer with FOCUS-initialised embeddings ('new')."
+    )
+    vocabulary_size: int = option(50000, "Tokens of a 'new' vocabulary (paper: 50k).", minimum=100)
+    adapter: Literal["lora", "full"] = option("lora", "LA and SE: LoRA adapters (ACL 2025) or full tuning (arXiv).")
+    skip_la: bool = option(False, "Leave out language adaptation (SE starts from the vocabulary step's model).")
+    la_steps: int = option(500, "Optimizer steps of each LA stage.", minimum=1)
+    se_steps: int = option(500, "Optimizer steps of each SE stage.", minimum=1)
+    cla_steps: int = option(500, "Optimizer steps of each CLA stage.", minimum=1)
+    batch_size: int = option(32, "Batch size of every stage.", minimum=2)
+    max_seq_length: int = option(128, "Maximum tokens per sentence in every stage.", minimum=8)
+    precision: Literal["auto", "bf16", "fp32"] = option("auto", "Training precision of every stage.")
+    seed: int = option(0, "Seed of every stage.", minimum=0, maximum=2**32 - 1)
+    unknown_language: Literal["error", "pivot"] = option(
+        "error", "The bundle's answer to a language it lacks: an error, or the English pivot with a warning."
+    )
+    data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")
+    output_dir: str = option("runs/modular", "Folder of the per-language stage runs, pipeline.json and bundle/.")
+
+
+def _stage(method: str, folder: Path, show_progress: bool, **options: Any) -> dict[str, Any]:
+    """Run one stage in `folder` unless it finished before (resumed when it started); its training.json."""
+    from polyembed.methods.base.registry import train
+
+    summary = folder / "training.json"
+    if summary.is_file():
+        return json.loads(summary.read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    resume = (folder / "config.yaml").is_file()
+    result = train(method, resume=resume, show_progress=show_progress, output_dir=str(folder), **options)
+    out = result.to_dict()
+    out["wall_seconds"] = round(time.perf_counter() - started, 1)
+    with atomic_write(summary) as handle:  # the wall time joins the stage's own summary
+        handle.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
+def _vocabulary_model(config: ModularPipelineConfig, language: str, root: Path, show_progress: bool) -> str:
+    """The language encoder's starting point: the base model, or its pruned / new-vocabulary copy (made once)."""
+    if config.vocabulary == "keep" or language == PIVOT:
+        return config.base
+    from polyembed.methods.modular.config import LanguageAdaptationConfig
+    from polyembed.methods.modular.language_adaptation import prepare_text
+
+    folder = root / language / f"vocabulary-{config.vocabulary}"
+    if (folder / "modules.json").is_file():
+        return str(folder)
+    text = prepare_text(LanguageAdaptationConfig(language=language, seed=config.seed, data_root=config.data_root))
+    if config.vocabulary == "prune":
+        from polyembed.models.pruning import prune_vocabulary
+
+        prune_vocabulary(config.base, text.train + text.heldout, folder, overwrite=True, verbose=show_progress)
+    else:
+        from polyembed.models.vocabulary_transfer import transfer_vocabulary
+
+        transfer_vocabulary(config.base, text.train, folder, vocab_size=config.vocabulary_size, seed=config.seed,
+                            overwrite=True, verbose=show_progress)
+    return str(folder)
+
+
+def _parameters(model: str | Path) -> int:
+    from polyembed.models.loading import as_sentence_transformer, load_model
+
+    encoder, _ = as_sentence_transformer(load_model(str(model)))
+    return sum(p.numel() for p in encoder.parameters())
+
+
+def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
+    """Read every stage's data for every language before the first model loads, so that a language without
+    paraphrases or parallel text fails in seconds, not after hours of LA training."""
+    from polyembed.methods.modular.config import (
+        CrossLingualAlignmentConfig,
+        LanguageAdaptationConfig,
+        SentenceEncodingConfig,
+    )
+    from polyembed.methods.modular.cross_lingual_alignment import prepare_alignment
+    from polyembed.methods.modular.language_adaptation import prepare_text
+    from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
+
+    common = {"seed": config.seed, "data_root": config.data_root}
+    prepare_paraphrases(SentenceEncodingConfig(language=PIVOT, **common))
+    for language in languages:
+        try:
+            if not config.skip_la:
+                prepare_text(LanguageAdaptationConfig(language=language, **common))
+            prepare_paraphrases(SentenceEncodingConfig(language=language, **common))
+            prepare_alignment(CrossLingualAlignmentConfig(language=language, **common))
+        except PolyembedError as err:
+            raise PolyembedError(f"modular pipeline, language '{language}': {err}") from None
+
+
+def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> dict[str, Any]:
+    """Every stage for every language, then the bundle in OUTPUT_DIR/bundle; returns what pipeline.json holds."""
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.models.modular import save_modular_bundle
+    from polyembed.models.parallel_adapter import load_parallel_adapters
+
+    origin = ConfigOrigin()
+    languages = [check_language(code, origin.where("languages", i)) for i, code in enumerate(config.languages)]
+    if PIVOT in languages:
+        raise PolyembedError("--languages: English is the pivot and always built; list the other languages")
+    if not languages:
+        raise PolyembedError("--languages: give at least one language besides English")
+    _check_inputs(config, languages)
+    root = Path(config.output_dir).expanduser().resolve()
+    shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
+              "precision": config.precision, "seed": config.seed, "data_root": config.data_root}
+    stages: dict[str, dict[str, Any]] = {}
+    encoders: dict[str, str] = {}
+    for language in [PIVOT, *languages]:
+        stages[language] = {}
+        start = _vocabulary_model(config, language, root, show_progress)
+        if language != PIVOT and not config.skip_la:
+            stages[language]["la"] = _stage("modular-la", root / language / "la", show_progress, student=start,
+                                            language=language, adapter=config.adapter, max_steps=config.la_steps,
+                                            **shared)
+            start = stages[language]["la"]["model_dir"]
+        stages[language]["se"] = _stage("modular-se", root / language / "se", show_progress, student=start,
+                                        language=language, adapter=config.adapter, max_steps=config.se_steps,
+                                        **shared)
+        encoders[language] = stages[language]["se"]["model_dir"]
+    for language in languages:
+        stages[language]["cla"] = _stage("modular-cla", root / language / "cla", show_progress,
+                                         student=encoders[language], pivot=encoders[PIVOT], language=language,
+                                         max_steps=config.cla_steps, **shared)
+    models = {PIVOT: SentenceTransformer(encoders[PIVOT], device="cpu")}
+    for language in languages:
+        aligned = SentenceTransformer(stages[language]["cla"]["model_dir"], device="cpu")
+        load_parallel_adapters(aligned, stages[language]["cla"]["model_dir"])
+        models[language] = aligned
+    bundle = save_modular_bundle(root / BUNDLE_DIR, models, PIVOT, unknown_language=config.unknown_language)
+    base_parameters = _parameters(config.base)
+    summary = {
+        "config": asdict(config),
+        "bundle": str(bundle),
+        "base_parameters": base_parameters,
+        "languages": {
+            language: {
+                "encoder_parameters": _parameters(encoders[language]),
+                "stages": {name: {key: run.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "best",
+                                                                  "model_dir")}
+                           for name, run in stages[language].items()},
+            }
+            for language in stages
+        },
+    }
+    with atomic_write(root / SUMMARY_FILE) as handle:
+        handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    return summary

@@ -1,0 +1,55 @@
+"""The modular pipeline end to end on the real data root with a tiny base model (a few steps per stage): every
+stage's run folder, the bundle, pipeline.json, and a rerun that skips the finished stages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from polyembed.errors import PolyembedError
+from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_pipeline
+from tests.helpers import tiny_sentence_transformer
+
+
+@pytest.fixture(autouse=True)
+def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared_data: Path, tmp_path: Path) -> None:
+    from polyembed.models.loading import load_model
+
+    base = tiny_sentence_transformer(tmp_path / "base", seed=0, mask_token=True)
+    config = ModularPipelineConfig(languages=["de"], base=str(base), vocabulary="prune", la_steps=2, se_steps=2,
+                                   cla_steps=2, batch_size=8, max_seq_length=32, precision="fp32",
+                                   output_dir=str(tmp_path / "run"))
+    summary = run_pipeline(config, show_progress=False)
+    assert set(summary["languages"]["de"]["stages"]) == {"la", "se", "cla"}
+    assert set(summary["languages"]["en"]["stages"]) == {"se"}
+    assert summary["languages"]["de"]["encoder_parameters"] < summary["base_parameters"]  # pruned vocabulary
+    for stage in ("la", "se", "cla"):
+        assert (tmp_path / "run" / "de" / stage / "training.json").is_file()
+    bundle = load_model(summary["bundle"])
+    vectors = bundle.encode(["der hund sieht das meer"], language="de", mode="cross")
+    assert vectors.shape == (1, 32) and np.isfinite(vectors).all()
+    written = (tmp_path / "run" / "de" / "la" / "training.json").stat().st_mtime_ns
+    again = run_pipeline(config, show_progress=False)
+    assert (tmp_path / "run" / "de" / "la" / "training.json").stat().st_mtime_ns == written
+    assert again["languages"] == json.loads((tmp_path / "run" / "pipeline.json").read_text())["languages"]
+
+
+def test_english_is_the_pivot_not_a_listed_language(tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="English is the pivot"):
+        run_pipeline(ModularPipelineConfig(languages=["en", "de"], output_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_language_without_paraphrases_fails_before_any_training(shared_data: Path, tmp_path: Path) -> None:
+    config = ModularPipelineConfig(languages=["de", "kk"], output_dir=str(tmp_path / "run"))
+    with pytest.raises(PolyembedError, match=r"language 'kk': .*8 paraphrase pairs"):
+        run_pipeline(config, show_progress=False)
+    assert not (tmp_path / "run").exists()
