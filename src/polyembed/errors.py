@@ -36,3 +36,7 @@ class DatasetNotFoundError(PolyembedError):
 
 class UnknownLanguageError(PolyembedError):
     """A language code that a dataset or task does not have."""
+
+
+class NoTrainingDataError(UnknownLanguageError):
+    """A known language that none of the selected training datasets or files has."""

@@ -24,7 +24,7 @@ from polyembed.data.readers.parallel import (
 )
 from polyembed.data.readers.sts import STS2017_TRACKS, read_sts2017, read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
-from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
+from polyembed.errors import DataError, NoTrainingDataError, PolyembedError, UnknownLanguageError
 from polyembed.languages import is_known_language, normalize_language
 
 # Registry datasets usable as training bitext, with what they hold.
@@ -240,7 +240,7 @@ def load_parallel_sources(
                 found.append(source)
         if not found:
             place = f" ({language_origin(index)})" if language_origin else ""
-            raise UnknownLanguageError(
+            raise NoTrainingDataError(
                 f"no training data for language '{languages[index]}'{place} in datasets "
                 f"{', '.join(datasets) or '(none)'} or the given parallel files"
             )

@@ -25,7 +25,7 @@ from polyembed.config import ConfigOrigin
 from polyembed.data.parallel_sources import ParallelFileSpec, check_language, load_parallel_sources
 from polyembed.data.paraphrases import ParaphrasePairs, cross_lingual_paraphrases, read_paraphrase_file
 from polyembed.data.root import data_root
-from polyembed.errors import UnknownLanguageError
+from polyembed.errors import NoTrainingDataError
 from polyembed.eval.tasks.retrieval import retrieval_accuracy
 from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
@@ -83,9 +83,7 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
             [language], list(config.parallel_datasets), root,
             files=[ParallelFileSpec.parse(f"{language}={path}") for path in config.parallel_files],
         )
-    except UnknownLanguageError as err:
-        if "no training data" not in str(err):
-            raise
+    except NoTrainingDataError:  # judged below, with the parallel files counted in
         sources = []
     parallel = list(dict.fromkeys((o, e) for s in sources for e, o in zip(s.english, s.other, strict=True)))
     if len(parallel) < 10:

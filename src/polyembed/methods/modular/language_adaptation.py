@@ -21,7 +21,7 @@ from polyembed.config import ConfigOrigin
 from polyembed.data.io import read_lines
 from polyembed.data.parallel_sources import check_language, load_parallel_sources
 from polyembed.data.root import data_root
-from polyembed.errors import PolyembedError
+from polyembed.errors import NoTrainingDataError, PolyembedError
 from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
@@ -64,7 +64,7 @@ def prepare_text(config: LanguageAdaptationConfig, origin: ConfigOrigin | None =
         root = data_root(config.data_root)
         try:
             sources = load_parallel_sources([language], config.datasets, root)
-        except PolyembedError:
+        except NoTrainingDataError:  # judged below, with the text files counted in
             sources = []
         for source in sources:
             sentences.extend(source.other)
