@@ -36,6 +36,13 @@ def set_dropout(model: Any, probability: float) -> None:
             setattr(model.config, key, probability)
 
 
+def set_max_seq_length(model: Any, wanted: int) -> None:
+    """`wanted` tokens per sentence, capped at what the model's tokenizer and positions allow (a tiny model with
+    64 positions would otherwise fail on its first long batch)."""
+    limit = getattr(model.tokenizer, "model_max_length", None)
+    model.max_seq_length = min(wanted, limit) if isinstance(limit, int) and limit < 1_000_000 else wanted
+
+
 def apply_student_options(student: Any, config: Any) -> None:
     """freeze_embeddings, freeze_layers and dropout of a `TrainConfig` on a SentenceTransformer student."""
     transformer = student[0].auto_model

@@ -165,6 +165,7 @@ def build_job(
     from datasets import Dataset
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
+    from polyembed.methods.base.student import set_max_seq_length
     from polyembed.methods.modular.losses import PivotCosineLoss, PivotMultipleNegativesRankingLoss
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import as_sentence_transformer, load_model
@@ -183,7 +184,7 @@ def build_job(
     pivot.embed(english, show_progress_bar=show_progress)
 
     model, _ = as_sentence_transformer(load_model(config.student))
-    model.max_seq_length = config.max_seq_length
+    set_max_seq_length(model, config.max_seq_length)
     evaluator = PivotAlignmentEvaluator(data.dev[0], pivot.embed(data.dev[1], show_progress_bar=False),
                                         config.batch_size)
     before = evaluator(model)

@@ -120,14 +120,14 @@ def build_job(
     the dev measure (also measured once before training)."""
     from datasets import Dataset
 
-    from polyembed.methods.base.student import apply_student_options
+    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
     from polyembed.methods.modular.evaluation import HeldOutMLMEvaluator
     from polyembed.methods.modular.losses import MaskedLanguageModelingLoss
     from polyembed.models.loading import as_sentence_transformer, load_model
     from polyembed.models.lora import LoraSettings, add_lora, merge_lora
 
     model, _ = as_sentence_transformer(load_model(config.student))
-    model.max_seq_length = config.max_seq_length
+    set_max_seq_length(model, config.max_seq_length)
     apply_student_options(model, config)
     loss = MaskedLanguageModelingLoss(model, config.mlm_probability)
     evaluator = HeldOutMLMEvaluator(text.heldout, loss, batch_size=config.batch_size, seed=config.seed)

@@ -81,12 +81,12 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.base.student import apply_student_options
+    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
     from polyembed.models.loading import as_sentence_transformer, load_model
     from polyembed.models.lora import LoraSettings, add_lora, merge_lora
 
     model, _ = as_sentence_transformer(load_model(config.student))
-    model.max_seq_length = config.max_seq_length
+    set_max_seq_length(model, config.max_seq_length)
     apply_student_options(model, config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
