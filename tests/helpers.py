@@ -133,3 +133,25 @@ def train_in_subprocess(method: str, config: Path, *extra: str, env: dict[str, s
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+
+
+def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill_at_step: int) -> tuple[dict, dict]:
+    """training.json of the run with `options` done in one go, and of the same run SIGKILLed once checkpoint
+    `kill_at_step` exists then resumed (`method` as on the command line, e.g. "modular la")."""
+    import json
+
+    import yaml
+
+    configs = {}
+    for name in ("full", "killed"):
+        configs[name] = folder / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump({**options, "output_dir": str(folder / name)}))
+    full = train_in_subprocess(method, configs["full"])
+    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
+    kill_after(train_in_subprocess(method, configs["killed"]),
+               folder / "killed" / "checkpoints" / f"checkpoint-{kill_at_step}" / "trainer_state.json")
+    resumed = train_in_subprocess(method, configs["killed"], "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
+    full_run, killed_run = (json.loads((folder / name / "training.json").read_text()) for name in ("full", "killed"))
+    assert killed_run["resumed_from"] and full_run["resumed_from"] is None
+    return full_run, killed_run

@@ -4,16 +4,14 @@ uninterrupted one, and the result drops into a ModularEncoder bundle."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.registry import train
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
+from tests.helpers import PAIRS, killed_and_uninterrupted_runs, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -84,19 +82,9 @@ def test_the_aligned_encoder_joins_a_modular_bundle(tiny, tmp_path: Path) -> Non
 
 
 def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> None:
-    configs = {}
-    for name in ("full", "killed"):
-        configs[name] = tmp_path / f"{name}.yaml"
-        configs[name].write_text(yaml.safe_dump(_options(tiny, tmp_path / name, max_steps=40, eval_steps=10,
-                                                         save_total_limit=10)))
-    full = train_in_subprocess("modular cla", configs["full"])
-    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-    kill_after(train_in_subprocess("modular cla", configs["killed"]),
-               tmp_path / "killed" / "checkpoints" / "checkpoint-20" / "trainer_state.json")
-    resumed = train_in_subprocess("modular cla", configs["killed"], "--resume")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
-    a, b = (json.loads((tmp_path / name / "training.json").read_text()) for name in ("full", "killed"))
-    assert b["resumed_from"] and a["steps"] == b["steps"] == 40
+    options = _options(tiny, tmp_path / "unused", max_steps=40, eval_steps=10, save_total_limit=10)
+    a, b = killed_and_uninterrupted_runs("modular cla", options, tmp_path, kill_at_step=20)
+    assert a["steps"] == b["steps"] == 40
     for entry_a, entry_b in zip(a["history"], b["history"], strict=True):
         assert entry_a["eval_dev_mean_cosine"] == pytest.approx(entry_b["eval_dev_mean_cosine"], abs=1e-5)
 

@@ -3,19 +3,17 @@ perplexity before and after, exact resume after SIGKILL, and bad input stopped b
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.registry import train
 from polyembed.methods.modular.losses import IGNORE_INDEX, mask_tokens
 from polyembed.models.lora import LoraSettings, add_lora, has_lora, merge_lora
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
+from tests.helpers import PAIRS, killed_and_uninterrupted_runs, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -95,19 +93,9 @@ def test_full_fine_tuning_trains_every_weight(tiny, tmp_path: Path) -> None:
 
 
 def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> None:
-    configs = {}
-    for name in ("full", "killed"):
-        configs[name] = tmp_path / f"{name}.yaml"
-        configs[name].write_text(yaml.safe_dump(_options(tiny, tmp_path / name, max_steps=40, eval_steps=10,
-                                                         save_total_limit=10)))
-    full = train_in_subprocess("modular la", configs["full"])
-    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-    kill_after(train_in_subprocess("modular la", configs["killed"]),
-               tmp_path / "killed" / "checkpoints" / "checkpoint-20" / "trainer_state.json")
-    resumed = train_in_subprocess("modular la", configs["killed"], "--resume")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
-    a, b = (json.loads((tmp_path / name / "training.json").read_text()) for name in ("full", "killed"))
-    assert b["resumed_from"] and a["steps"] == b["steps"] == 40
+    options = _options(tiny, tmp_path / "unused", max_steps=40, eval_steps=10, save_total_limit=10)
+    a, b = killed_and_uninterrupted_runs("modular la", options, tmp_path, kill_at_step=20)
+    assert a["steps"] == b["steps"] == 40
     for entry_a, entry_b in zip(a["history"], b["history"], strict=True):
         assert entry_a["eval_heldout_mlm_loss"] == pytest.approx(entry_b["eval_heldout_mlm_loss"], abs=1e-4)
 

@@ -120,25 +120,16 @@ def build_job(
     the dev measure (also measured once before training)."""
     from datasets import Dataset
 
-    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
     from polyembed.methods.modular.evaluation import HeldOutMLMEvaluator
     from polyembed.methods.modular.losses import MaskedLanguageModelingLoss
-    from polyembed.models.loading import as_sentence_transformer, load_model
-    from polyembed.models.lora import LoraSettings, add_lora, merge_lora
+    from polyembed.methods.modular.stage import add_stage_adapter, load_stage_encoder
+    from polyembed.models.lora import merge_lora
 
-    model, _ = as_sentence_transformer(load_model(config.student))
-    set_max_seq_length(model, config.max_seq_length)
-    apply_student_options(model, config)
+    model = load_stage_encoder(config)
     loss = MaskedLanguageModelingLoss(model, config.mlm_probability)
     evaluator = HeldOutMLMEvaluator(text.heldout, loss, batch_size=config.batch_size, seed=config.seed)
     before = evaluator(model)
-    total = sum(p.numel() for p in model.parameters())
-    trainable = total
-    if config.adapter == "lora":
-        trainable = add_lora(model, LoraSettings(
-            config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
-            train_embeddings=config.train_embeddings,
-        ))
+    trainable, total = add_stage_adapter(model, config, train_embeddings=config.train_embeddings)
     if show_progress:
         print(f"language adaptation ({text.language}): {len(text.train):,} sentences, {len(text.heldout):,} held out; "
               f"held-out perplexity before {before['heldout_perplexity']:.2f}; {trainable:,} of {total:,} "

@@ -81,20 +81,13 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
-    from polyembed.models.loading import as_sentence_transformer, load_model
-    from polyembed.models.lora import LoraSettings, add_lora, merge_lora
+    from polyembed.methods.modular.stage import add_stage_adapter, load_stage_encoder
+    from polyembed.models.lora import merge_lora
 
-    model, _ = as_sentence_transformer(load_model(config.student))
-    set_max_seq_length(model, config.max_seq_length)
-    apply_student_options(model, config)
+    model = load_stage_encoder(config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
-    total = sum(p.numel() for p in model.parameters())
-    trainable = total
-    if config.adapter == "lora":
-        trainable = add_lora(model, LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout,
-                                                 list(config.lora_targets)))
+    trainable, total = add_stage_adapter(model, config)
     if show_progress:
         print(f"sentence encoding ({data.language}): {len(data.train[0]):,} paraphrase pairs, "
               f"{len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.3f}")

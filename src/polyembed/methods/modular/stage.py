@@ -1,0 +1,31 @@
+"""What the LoRA-capable stages (LA, SE) share: loading the encoder a stage starts from, and giving it the
+stage's adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyembed.methods.modular.config import LoraOptions
+
+
+def load_stage_encoder(config: Any) -> Any:
+    """The stage's starting encoder as a SentenceTransformer, with the shared student options applied."""
+    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
+    from polyembed.models.loading import as_sentence_transformer, load_model
+
+    model, _ = as_sentence_transformer(load_model(config.student))
+    set_max_seq_length(model, config.max_seq_length)
+    apply_student_options(model, config)
+    return model
+
+
+def add_stage_adapter(model: Any, config: LoraOptions, train_embeddings: bool = False) -> tuple[int, int]:
+    """A LoRA adapter as the config shapes it (nothing for adapter 'full'); (trainable, total) parameters."""
+    from polyembed.models.lora import LoraSettings, add_lora
+
+    total = sum(p.numel() for p in model.parameters())
+    if config.adapter != "lora":
+        return total, total
+    settings = LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
+                            train_embeddings=train_embeddings)
+    return add_lora(model, settings), total
