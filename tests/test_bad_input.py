@@ -102,6 +102,12 @@ CASES: list[tuple[str, list[str], str]] = [
     # ---- data
     ("data-list-root-missing", ["data", "list", "--data-root", "{tmp}/nowhere"], "not a directory"),
     ("data-list-root-is-a-file", ["data", "list", "--data-root", "{tmp}/afile"], "not a directory"),
+    ("translate-input-missing", ["data", "translate", "{tmp}/none.txt", "-o", "{tmp}/t.tsv", "-m", "{tmp}/afolder"],
+     "none.txt: no such file"),
+    ("translate-output-folder-missing", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/nowhere/t.tsv", "-m",
+                                         "{tmp}/afolder"], "folder"),
+    ("translate-not-a-model", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/t.tsv", "-m", "{tmp}/afolder"],
+     "cannot load a seq2seq model"),
     # ---- train distill: numbers (flags)
     ("distill-max-steps-negative", [*DISTILL, "--max-steps", "-5"], "--max-steps: -5 is out of range"),
     ("distill-max-steps-0", [*DISTILL, "--max-steps", "0"], "--max-steps: 0 is out of range"),
@@ -318,7 +324,7 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
+            "data translate", "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
     assert len(CASES) >= 90
 
 

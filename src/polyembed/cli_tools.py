@@ -1,5 +1,6 @@
-"""The `polyembed` commands for using a model at scale: export (ONNX), mine (bitext), serve (HTTP); and the
-modular recipe's `train modular pipeline`, which runs several training methods in turn.
+"""The `polyembed` commands for using a model at scale: export (ONNX), mine (bitext), serve (HTTP); the
+modular recipe's `train modular pipeline`, which runs several training methods in turn, and its data step
+`data translate`.
 
 Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli.app`.
 """
@@ -11,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from polyembed.cli import app, clean_errors, config_flags, train_app
+from polyembed.cli import app, clean_errors, config_flags, data_app, train_app
 from polyembed.methods.modular.pipeline import ModularPipelineConfig
 
 
@@ -121,3 +122,33 @@ def modular_pipeline_command(config_file: Path | None, overrides: dict) -> None:
         stages = ", ".join(f"{name} {run['wall_seconds']} s" for name, run in row["stages"].items())
         typer.echo(f"{language}: {row['encoder_parameters']:,} parameters ({stages})")
     typer.echo(f"bundle written to {summary['bundle']} (base model: {summary['base_parameters']:,} parameters)")
+
+
+@data_app.command("translate")
+@clean_errors
+def translate_command(
+    source: Annotated[Path, typer.Argument(help="Text (one sentence per line) or a paraphrase TSV (two columns).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="TSV to write (replaced whole, or left alone).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="A Hugging Face seq2seq MT model: folder or id.")],
+    source_code: Annotated[str | None, typer.Option(help="The model's code of the input language (NLLB: "
+                                                    "eng_Latn).")] = None,
+    target_code: Annotated[str | None, typer.Option(help="The model's code of the output language (NLLB: "
+                                                    "kaz_Cyrl), forced as the first generated token.")] = None,
+    cross_lingual: Annotated[bool, typer.Option(help="Paraphrase TSV: write translation<TAB>the other source "
+                                                "sentence (CLA paraphrase pairs) instead of both translated.")] = False,
+    batch_size: Annotated[int, typer.Option(min=1)] = 16,
+    max_length: Annotated[int, typer.Option(help="Longest input and output, in tokens.", min=8)] = 256,
+    num_beams: Annotated[int, typer.Option(help="Beam size (1: greedy).", min=1)] = 1,
+) -> None:
+    """Machine-translate training text (the modular paper's data step): text -> bitext TSV, paraphrase TSV ->
+    paraphrase TSV of the target language."""
+    from polyembed.data.translate import load_translator, translate_file
+    from polyembed.errors import PolyembedError
+
+    if not source.is_file():
+        raise PolyembedError(f"{source}: no such file")
+    if not output.parent.is_dir():
+        raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
+    translator = load_translator(model, source_code, target_code, max_length, num_beams)
+    result = translate_file(source, output, translator, cross_lingual=cross_lingual, batch_size=batch_size)
+    typer.echo(f"wrote {result.rows} rows to {result.output} ({result.sentences} distinct sentences translated)")

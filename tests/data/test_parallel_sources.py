@@ -15,7 +15,7 @@ from polyembed.data.parallel_sources import (
     read_parallel_tsv,
     split_dev,
 )
-from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
+from polyembed.errors import DataError, NoTrainingDataError, PolyembedError, UnknownLanguageError
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -314,3 +314,13 @@ def test_stsb_multi_mt_source_never_holds_a_benchmark_sentence(shared_data: Path
 def test_parse_rejects_empty_file_names(spec: str) -> None:
     with pytest.raises(PolyembedError, match="empty file name"):
         ParallelFileSpec.parse(spec)
+
+
+@pytest.mark.realdata
+def test_kardes_xnli_source_pairs_each_english_sentence_once_with_its_translation(shared_data: Path) -> None:
+    (kazakh,) = load_parallel_sources(["kk"], ["kardes-xnli"], shared_data)
+    assert 3000 < len(kazakh) <= 4000 and len(set(kazakh.english)) == len(kazakh)
+    assert kazakh.english[0].startswith("And I thought that was a privilege")
+    assert kazakh.other[0].startswith("Мен бұл артықшылық")
+    with pytest.raises(NoTrainingDataError):
+        load_parallel_sources(["de"], ["kardes-xnli"], shared_data)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polyembed.data.parallel_sources import _sts_benchmark_sentences
-from polyembed.data.paraphrases import load_paraphrases, read_paraphrase_file
+from polyembed.data.paraphrases import cross_lingual_paraphrases, load_paraphrases, read_paraphrase_file
 from polyembed.data.readers.sts import read_stsb_multi_mt
 from polyembed.errors import DataError
 
@@ -44,3 +44,24 @@ def test_tatoeba_challenge_paraphrases_translate_the_same_english_sentence(share
     assert len(kazakh) < 50
     (english,) = load_paraphrases("en", ["paraphrase-en"], shared_data)
     assert len(english) > 10_000
+
+
+def test_kardes_xnli_gives_low_resource_languages_entailment_pairs_mono_and_cross(shared_data: Path) -> None:
+    (kazakh,) = load_paraphrases("kk", ["kardes-xnli"], shared_data)
+    (english,) = load_paraphrases("en", ["kardes-xnli"], shared_data)
+    assert len(kazakh) == len(english) > 600  # a third of the 2,000 XNLI rows are entailment
+    assert all(any("\u0400" <= ch <= "\u04ff" for ch in a) for a in kazakh.anchors[:20])  # Cyrillic Kazakh
+    (cross,) = cross_lingual_paraphrases("kk", shared_data, ["stsb-multi-mt", "kardes-xnli"])
+    assert len(cross) == 2 * len(kazakh)
+    # each Kazakh sentence faces the English of the other sentence of its pair
+    assert (cross.anchors[0], cross.positives[1]) == (kazakh.anchors[0], english.anchors[0])
+    assert cross_lingual_paraphrases("de", shared_data, ["kardes-xnli"]) == []
+
+
+def test_kardes_xnli_with_an_unknown_label_names_its_line(tmp_path: Path) -> None:
+    folder = tmp_path / "kardes-nlu" / "kazakh"
+    folder.mkdir(parents=True)
+    header = ",gold_label,sentence1,sentence2,s1_translation,s2_translation\n"
+    (folder / "xnli.test.kk.csv").write_text(header + "0,entailment,a,b,c,d\n1,maybe,a,b,c,d\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"xnli.test.kk.csv:3: gold_label 'maybe'"):
+        load_paraphrases("kk", ["kardes-xnli"], tmp_path)

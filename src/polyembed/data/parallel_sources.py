@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polyembed.data.io import iter_csv, read_parallel
+from polyembed.data.readers.kardes import KARDES_FOLDERS, read_kardes_xnli
 from polyembed.data.readers.multiway import read_multi30k
 from polyembed.data.readers.parallel import (
     _en_x_languages,
@@ -34,6 +35,7 @@ TRAINING_DATASETS = {
     "mafand-mt": "MAFAND-MT train split (en-hau, en-ibo, en-yor, en-zul; CC BY-NC)",
     "muse-dictionaries": "MUSE bilingual dictionaries as word pairs (CC BY-NC)",
     "stsb-multi-mt": "STS-B train sentences with their DeepL translations (no STS-B dev/test or STS2017 sentence)",
+    "kardes-xnli": "Kardes-NLU XNLI sentences with their translations (az, kk, ky, ug, uz)",
 }
 
 
@@ -187,12 +189,25 @@ def _stsb_multi_mt(folder: Path, language: str) -> ParallelSource | None:
     return ParallelSource("stsb-multi-mt", language, english, other, str(folder / f"stsb-{language}-train.csv"))
 
 
+def _kardes_xnli(folder: Path, language: str) -> ParallelSource | None:
+    """Both sentences of every Kardes XNLI row with their translation, one pair per distinct English sentence."""
+    if language not in KARDES_FOLDERS:
+        return None
+    pairs: dict[str, str] = {}
+    for row in read_kardes_xnli(folder, language):
+        pairs.setdefault(row["sentence1"], row["s1_translation"])
+        pairs.setdefault(row["sentence2"], row["s2_translation"])
+    return ParallelSource("kardes-xnli", language, list(pairs), list(pairs.values()),
+                          str(folder / KARDES_FOLDERS[language]))
+
+
 _READERS: dict[str, Callable[[Path, str], ParallelSource | None]] = {
     "tatoeba-challenge": _tatoeba_challenge,
     "multi30k": _multi30k,
     "mafand-mt": _mafand,
     "muse-dictionaries": _muse,
     "stsb-multi-mt": _stsb_multi_mt,
+    "kardes-xnli": _kardes_xnli,
 }
 
 

@@ -9,6 +9,9 @@ of the same kind, each read here into (anchor, positive) pairs of one language:
 - `tatoeba-challenge`: two different sentences of the language that translate the same English sentence
   (LASER Tatoeba test rows excluded, as for training bitext).
 - `paraphrase-en` (English only): WikiAuto's (complex, simple) sentence pairs.
+- `kardes-xnli`: XNLI entailment pairs (premise, hypothesis) translated into five Turkic languages, and their
+  English originals: NLI entailment as paraphrase, as in SimCSE and sentence-transformers' NLI training. This
+  is what gives low-resource Kazakh or Uzbek a few hundred pairs without an MT model.
 
 Users give their own as `paraphrase_files`: a TSV of two tab-separated columns per line.
 """
@@ -16,12 +19,13 @@ Users give their own as `paraphrase_files`: a TSV of two tab-separated columns p
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from polyembed.data.io import read_lines
 from polyembed.data.parallel_sources import _codes, _sts_benchmark_sentences
+from polyembed.data.readers.kardes import KARDES_FOLDERS, read_kardes_xnli
 from polyembed.data.readers.parallel import read_tatoeba_challenge, tatoeba_challenge_languages
 from polyembed.data.readers.sts import read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
@@ -31,7 +35,9 @@ PARAPHRASE_DATASETS = {
     "stsb-multi-mt": "STS-B train pairs scored >= 4, machine-translated (de es fr it ja nl pl pt ru zh, and en)",
     "tatoeba-challenge": "two translations of the same English sentence (Tatoeba-Challenge languages)",
     "paraphrase-en": "WikiAuto complex/simple sentence pairs (English)",
+    "kardes-xnli": "XNLI entailment pairs translated into az, kk, ky, ug, uz (and their English)",
 }
+CROSS_LINGUAL_PARAPHRASE_DATASETS = ("stsb-multi-mt", "kardes-xnli")
 MIN_STS_SCORE = 4.0
 
 
@@ -92,17 +98,54 @@ def _paraphrase_en(folder: Path, language: str) -> ParaphrasePairs | None:
     return ParaphrasePairs("paraphrase-en", "en", [a for a, _ in kept], [b for _, b in kept], str(path))
 
 
+def _entailment_rows(folder: Path, language: str) -> list[dict[str, str]]:
+    """Kardes XNLI entailment rows; English reads the Azerbaijani file (every file carries the English)."""
+    rows = read_kardes_xnli(folder, "az" if language == "en" else language)
+    return [row for row in rows if row["gold_label"] == "entailment"]
+
+
+def _kardes_xnli(folder: Path, language: str) -> ParaphrasePairs | None:
+    if language != "en" and language not in KARDES_FOLDERS:
+        return None
+    first, second = ("sentence1", "sentence2") if language == "en" else ("s1_translation", "s2_translation")
+    rows = [(row[first], row[second]) for row in _entailment_rows(folder, language) if row[first] != row[second]]
+    origin = KARDES_FOLDERS["az" if language == "en" else language]
+    return ParaphrasePairs("kardes-xnli", language, [a for a, _ in rows], [b for _, b in rows], str(folder / origin))
+
+
 _READERS: dict[str, Callable[[Path, str], ParaphrasePairs | None]] = {
     "stsb-multi-mt": _stsb_multi_mt,
     "tatoeba-challenge": _tatoeba_challenge,
     "paraphrase-en": _paraphrase_en,
+    "kardes-xnli": _kardes_xnli,
 }
 
 
-def cross_lingual_paraphrases(language: str, root: Path) -> ParaphrasePairs | None:
-    """stsb-multi-mt's cross-lingual paraphrases: for each STS-B train pair scored >= 4, each translated
-    sentence with the English of the other sentence (X s1 - en s2 and X s2 - en s1), STS test sentences out."""
-    folder = Path(root) / get_dataset("stsb-multi-mt").folder
+def cross_lingual_paraphrases(language: str, root: Path, datasets: Sequence[str] = ("stsb-multi-mt",)
+                               ) -> list[ParaphrasePairs]:
+    """Cross-lingual paraphrases (a sentence of `language`, an English paraphrase of it) from each dataset that
+    has the language: for each stsb-multi-mt train pair scored >= 4 (STS test sentences out) or Kardes XNLI
+    entailment pair, each translated sentence with the English of the other one (X s1 - en s2, X s2 - en s1)."""
+    found = []
+    for name in datasets:
+        if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
+            raise KeyError(name)
+        folder = Path(root) / get_dataset(name).folder
+        if name == "stsb-multi-mt":
+            pairs = _stsb_cross(folder, language)
+        elif language in KARDES_FOLDERS:
+            rows = _entailment_rows(folder, language)
+            anchors = [x for row in rows for x in (row["s1_translation"], row["s2_translation"])]
+            positives = [e for row in rows for e in (row["sentence2"], row["sentence1"])]
+            pairs = ParaphrasePairs(name, language, anchors, positives, str(folder / KARDES_FOLDERS[language]))
+        else:
+            pairs = None
+        if pairs is not None and len(pairs):
+            found.append(pairs)
+    return found
+
+
+def _stsb_cross(folder: Path, language: str) -> ParaphrasePairs | None:
     if language == "en" or not (folder / f"stsb-{language}-train.csv").is_file():
         return None
     held_out = _sts_benchmark_sentences(folder)

@@ -138,6 +138,18 @@ for _info in [
         notes=("some files start with a BOM", "Uyghur is in Cyrillic script"),
     ),
     DatasetInfo(
+        name="kardes-xnli",
+        folder="kardes-nlu",
+        description="Kardes-NLU XNLI test subset (2,000 pairs) translated into 5 Turkic languages: training "
+        "text for the modular recipe (entailment pairs as paraphrases, both sentences as bitext)",
+        languages=("en", "az", "kk", "ky", "ug", "uz"),
+        splits=("test",),
+        licence="no licence file in the source repository (XNLI: CC BY-NC 4.0)",
+        source="https://github.com/lksenel/Kardes-NLU",
+        reader=f"{_R}.kardes:read_kardes_xnli",
+        notes=("used for training only: no evaluation task reads it",),
+    ),
+    DatasetInfo(
         name="kardes-xcopa",
         folder="kardes-nlu",
         description="Kardes-NLU XCOPA (en + 5 Turkic languages)",

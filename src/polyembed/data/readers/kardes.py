@@ -59,3 +59,22 @@ def read_kardes_rows(folder: Path, kind: str, language: str, split: str) -> list
                 raise DataError(path, line, f"empty '{name}'")
         out.append((line, row))
     return out
+
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def read_kardes_xnli(folder: Path, language: str) -> list[dict[str, str]]:
+    """Kardes-NLU XNLI test rows of one Turkic language (the only split the source has): `gold_label`, the
+    English `sentence1`/`sentence2` and their translations `s1_translation`/`s2_translation`.
+
+    Training sources read entailment pairs from it (paraphrase-like, as NLI entailment is for SimCSE) and both
+    sentences with their translations (bitext); the evaluation suite has no XNLI task, so no score is affected.
+    """
+    out = []
+    for line, row in read_kardes_rows(folder, "xnli", language, "test"):
+        if row["gold_label"].strip() not in NLI_LABELS:
+            raise DataError(kardes_file(folder, "xnli", language, "test"), line,
+                            f"gold_label '{row['gold_label']}' is none of {', '.join(NLI_LABELS)}")
+        out.append({name: row[name].strip() for name in REQUIRED_COLUMNS["xnli"]})
+    return out

@@ -142,6 +142,9 @@ def train(
     with run.started(config, resume, overwrite):
         from transformers import set_seed
 
+        from polyembed.methods.base.student import reset_peak_memory
+
+        reset_peak_memory()  # training.json's peak memory is this run's, models loaded by `build` included
         set_seed(config.seed)  # new weights made in build (heads, adapters) are the same in every run
         with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
             job = spec.build(config, prepared, run, show_progress)

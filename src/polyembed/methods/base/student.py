@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import resource
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,29 @@ def bf16_available() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def reset_peak_memory() -> None:
+    """Start a new peak-memory measurement, so that a run's peak is its own and not that of an earlier run in
+    the same process (the modular pipeline trains its stages one after another). Linux resets the resident
+    high-water mark through /proc/self/clear_refs; elsewhere the process peak stays."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
+
+
 def peak_memory_mb() -> float:
-    """Peak resident memory of this process (CPU), or peak CUDA allocation when training on a GPU."""
+    """Peak resident memory since the last `reset_peak_memory` (CPU, Linux: VmHWM; elsewhere the process
+    peak), or the peak CUDA allocation when training on a GPU."""
     import torch
 
     if torch.cuda.is_available():
         return torch.cuda.max_memory_allocated() / 2**20
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

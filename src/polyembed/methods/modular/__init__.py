@@ -6,11 +6,13 @@ from polyembed.methods.modular.config import (
     CrossLingualAlignmentConfig,
     LanguageAdaptationConfig,
     SentenceEncodingConfig,
+    SingleModelConfig,
 )
 from polyembed.methods.modular.cross_lingual_alignment import CROSS_LINGUAL_ALIGNMENT
 from polyembed.methods.modular.language_adaptation import LANGUAGE_ADAPTATION
 from polyembed.methods.modular.losses import MaskedLanguageModelingHead, MaskedLanguageModelingLoss
 from polyembed.methods.modular.sentence_encoding import SENTENCE_ENCODING
+from polyembed.methods.modular.single_model import SINGLE_MODEL
 
 __all__ = [
     "CROSS_LINGUAL_ALIGNMENT",
@@ -21,4 +23,6 @@ __all__ = [
     "MaskedLanguageModelingLoss",
     "SENTENCE_ENCODING",
     "SentenceEncodingConfig",
+    "SINGLE_MODEL",
+    "SingleModelConfig",
 ]

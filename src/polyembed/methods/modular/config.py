@@ -13,7 +13,7 @@ from polyembed.config import option
 from polyembed.methods.base.config import TrainConfig
 from polyembed.models.lora import DEFAULT_TARGETS
 
-LANGUAGE_TEXT_DATASETS = ["tatoeba-challenge", "mafand-mt", "multi30k", "stsb-multi-mt"]
+LANGUAGE_TEXT_DATASETS = ["tatoeba-challenge", "mafand-mt", "multi30k", "stsb-multi-mt", "kardes-xnli"]
 """Registry bitext with whole sentences (MUSE dictionaries hold single words: no MLM text)."""
 
 
@@ -38,7 +38,7 @@ class LanguageAdaptationConfig(LoraOptions, TrainConfig):
     language: str = option("", "The language to adapt to (ISO 639-1 or 639-3 code); required.")
     text_files: list[str] = option([], "Text of the language of your own: files with one sentence per line.")
     datasets: list[str] = option(
-        ["tatoeba-challenge"],
+        ["tatoeba-challenge", "kardes-xnli"],
         f"Registry bitext whose non-English side is the language's text ({', '.join(LANGUAGE_TEXT_DATASETS)}); "
         "[] for text_files only.",
     )
@@ -65,7 +65,7 @@ class SentenceEncodingConfig(LoraOptions, TrainConfig):
 
     language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code); required.")
     paraphrase_datasets: list[str] = option(
-        ["stsb-multi-mt", "tatoeba-challenge", "paraphrase-en"],
+        ["stsb-multi-mt", "tatoeba-challenge", "paraphrase-en", "kardes-xnli"],
         "Registry paraphrase sources (polyembed.data.paraphrases); those without the language are skipped.",
     )
     paraphrase_files: list[str] = option(
@@ -90,15 +90,17 @@ class CrossLingualAlignmentConfig(TrainConfig):
         "me5-small", "The English pivot encoder (frozen; usually the English encoder after its SE stage)."
     )
     paraphrase_datasets: list[str] = option(
-        ["stsb-multi-mt"],
+        ["stsb-multi-mt", "kardes-xnli"],
         "Cross-lingual paraphrase pairs (a sentence of the language, an English paraphrase of it) from these "
-        "registry sources; stsb-multi-mt pairs each translated sentence with the English of its high-scored pair.",
+        "registry sources (those without the language are skipped): each translated sentence with the English of "
+        "its pair (stsb-multi-mt pairs scored >= 4, Kardes XNLI entailment pairs).",
     )
     paraphrase_files: list[str] = option(
         [], "Cross-lingual paraphrases of your own: TSV sentence-in-the-language<TAB>English paraphrase."
     )
     parallel_datasets: list[str] = option(
-        ["tatoeba-challenge"], "Registry bitext for the parallel-sentence batches (cosine loss)."
+        ["tatoeba-challenge", "kardes-xnli"],
+        "Registry bitext for the parallel-sentence batches (cosine loss); those without the language are skipped.",
     )
     parallel_files: list[str] = option([], "Bitext of your own: TSV English<TAB>sentence-in-the-language.")
     max_pairs: int | None = option(None, "Cap on each kind of training pair (a seeded sample).", minimum=1)
@@ -114,3 +116,28 @@ class CrossLingualAlignmentConfig(TrainConfig):
     learning_rate: float = option(1e-4, "Peak learning rate (paper: 1e-4).", above=0)
     batch_size: int = option(32, "Pairs per mini-batch (paper: 128).", minimum=2)
     output_dir: str = option("runs/modular-cla", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+
+@dataclass
+class SingleModelConfig(LoraOptions, TrainConfig):
+    """The paper's Single baselines: one multilingual encoder trained on every language's pairs at once."""
+
+    languages: list[str] = option(
+        ["en", "de"], "Languages whose pairs train the one model (English included when listed)."
+    )
+    pairs: Literal["monolingual", "cross-lingual"] = option(
+        "monolingual",
+        "'monolingual': each language's paraphrase pairs, the SE stage's data (Single_m); 'cross-lingual': each "
+        "non-English language's cross-lingual paraphrases and parallel pairs with English, the CLA stage's data "
+        "(Single_c). Single_mc is a cross-lingual run whose student is a monolingual run's model.",
+    )
+    max_pairs: int | None = option(
+        None, "Cap on each language's training pairs of each kind (a seeded sample).", minimum=1
+    )
+    dev_pairs: int = option(100, "Pairs per language held out for dev retrieval (at most a fifth).", minimum=1)
+    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale (paper code: 20).", above=0)
+    adapter: Literal["lora", "full"] = option(
+        "full", "'full' (the paper's Single models: every weight trains) or 'lora' (merged after training)."
+    )
+    batch_size: int = option(32, "Pairs per mini-batch, all of one language (paper: 128).", minimum=2)
+    output_dir: str = option("runs/modular-single", "Run folder: config.yaml, checkpoints/, model/, training.json.")

@@ -23,7 +23,12 @@ from sentence_transformers.sentence_transformer.evaluation import SentenceEvalua
 
 from polyembed.config import ConfigOrigin
 from polyembed.data.parallel_sources import ParallelFileSpec, check_language, load_parallel_sources
-from polyembed.data.paraphrases import ParaphrasePairs, cross_lingual_paraphrases, read_paraphrase_file
+from polyembed.data.paraphrases import (
+    CROSS_LINGUAL_PARAPHRASE_DATASETS,
+    ParaphrasePairs,
+    cross_lingual_paraphrases,
+    read_paraphrase_file,
+)
 from polyembed.data.root import data_root
 from polyembed.errors import NoTrainingDataError
 from polyembed.eval.tasks.retrieval import retrieval_accuracy
@@ -66,14 +71,13 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
     if language == "en":
         raise origin.error("language", "English is the pivot: it gets no alignment adapter")
     for index, name in enumerate(config.paraphrase_datasets):
-        if name != "stsb-multi-mt":
-            raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (stsb-multi-mt has)",
-                               index)
+        if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
+            raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (these have: "
+                               f"{', '.join(CROSS_LINGUAL_PARAPHRASE_DATASETS)})", index)
     root = data_root(config.data_root) if (config.paraphrase_datasets or config.parallel_datasets) else None
     found: list[ParaphrasePairs] = []
     if config.paraphrase_datasets and root is not None:
-        pairs = cross_lingual_paraphrases(language, root)
-        found += [pairs] if pairs is not None and len(pairs) else []
+        found += cross_lingual_paraphrases(language, root, list(config.paraphrase_datasets))
     for path in config.paraphrase_files:
         rows = read_paraphrase_file(path)
         found.append(ParaphrasePairs("file", language, [a for a, _ in rows], [b for _, b in rows], str(path)))
@@ -167,6 +171,7 @@ def build_job(
 
     from polyembed.methods.base.student import set_max_seq_length
     from polyembed.methods.modular.losses import PivotCosineLoss, PivotMultipleNegativesRankingLoss
+    from polyembed.methods.modular.stage import default_prompt
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import as_sentence_transformer, load_model
     from polyembed.models.parallel_adapter import (
@@ -208,7 +213,6 @@ def build_job(
               f"{trainable:,} adapter parameters train")
     mixing = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
               "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
-    name = getattr(model, "default_prompt_name", None)
     return TrainingJob(
         model=model,
         train_dataset=datasets,
@@ -218,7 +222,7 @@ def build_job(
         multi_dataset_batch_sampler=mixing,
         trainer_class=ParallelAdapterTrainer,
         save_model=save_with_parallel_adapters,
-        prompts=(model.prompts or {}).get(name or "", None),
+        prompts=default_prompt(model),
         details={"alignment": data.describe(), "trainable_parameters": trainable, "model_parameters": total,
                  "before": before},
     )

@@ -3,13 +3,14 @@ pivot, CLA per non-English language against it, then one `ModularEncoder` bundle
 
 Each stage is an ordinary run folder (`OUTPUT_DIR/<lang>/<stage>/`), so the pipeline resumes where it stopped:
 a stage with a training.json is done and skipped, a stage folder without one is resumed from its last
-checkpoint. The English pivot gets SE only (the base model is strongest in English; the paper's LA step is about
-languages the base model serves badly). `pipeline.json` records each stage's wall time, peak memory and dev
-result, and each language encoder's parameters against the base model's.
+checkpoint. The English pivot gets its vocabulary step and SE only (the base model is strongest in English; the
+paper's LA step is about languages the base model serves badly). `pipeline.json` records each stage's wall time,
+peak memory and dev result, and each language encoder's parameters against the base model's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -27,10 +28,22 @@ SUMMARY_FILE = "pipeline.json"
 BUNDLE_DIR = "bundle"
 
 
+PRESETS: dict[str, dict[str, Any]] = {
+    "smoke": {"la_steps": 3, "se_steps": 3, "cla_steps": 3, "batch_size": 8, "max_seq_length": 32,
+              "max_pairs": 64, "dev_pairs": 16},
+}
+"""Named option sets; a preset changes only the options left at their defaults (explicit flags win). 'smoke':
+every stage for a few steps on a few pairs, the whole path in minutes on a CPU (CI runs it)."""
+
+
 @dataclass
 class ModularPipelineConfig:
     """Options of `polyembed train modular pipeline` (each stage's own options keep their defaults)."""
 
+    preset: Literal["none", "smoke"] = option(
+        "none", "'smoke': a few steps and pairs per stage, to check the whole path in minutes (explicit options "
+        "win over the preset's)."
+    )
     languages: list[str] = option(["de"], "Languages to build encoders for (English, the pivot, is always built).")
     base: str = option("me5-small", "The multilingual model every language encoder starts from.")
     vocabulary: Literal["keep", "prune", "new"] = option(
@@ -44,6 +57,12 @@ class ModularPipelineConfig:
     se_steps: int = option(500, "Optimizer steps of each SE stage.", minimum=1)
     cla_steps: int = option(500, "Optimizer steps of each CLA stage.", minimum=1)
     batch_size: int = option(32, "Batch size of every stage.", minimum=2)
+    max_pairs: int | None = option(
+        None, "Cap on each stage's training data per language (LA sentences, SE and CLA pairs); unset keeps all.",
+        minimum=1,
+    )
+    dev_pairs: int = option(200, "Held-out pairs (SE, CLA) and sentences (LA) per language for dev measures.",
+                            minimum=1)
     max_seq_length: int = option(128, "Maximum tokens per sentence in every stage.", minimum=8)
     precision: Literal["auto", "bf16", "fp32"] = option("auto", "Training precision of every stage.")
     seed: int = option(0, "Seed of every stage.", minimum=0, maximum=2**32 - 1)
@@ -54,8 +73,18 @@ class ModularPipelineConfig:
     output_dir: str = option("runs/modular", "Folder of the per-language stage runs, pipeline.json and bundle/.")
 
 
-def _stage(method: str, folder: Path, show_progress: bool, **options: Any) -> dict[str, Any]:
-    """Run one stage in `folder` unless it finished before (resumed when it started); its training.json."""
+def with_preset(config: ModularPipelineConfig) -> ModularPipelineConfig:
+    """The config with its preset's values in place of the options left at their defaults."""
+    if config.preset == "none":
+        return config
+    defaults = {f.name: f.default for f in dataclasses.fields(config)}
+    changes = {key: value for key, value in PRESETS[config.preset].items() if getattr(config, key) == defaults[key]}
+    return dataclasses.replace(config, **changes)
+
+
+def run_stage(method: str, folder: Path, show_progress: bool, **options: Any) -> dict[str, Any]:
+    """Run one training method in `folder` unless it finished before (resumed when it started); its
+    training.json, with the wall time added (the benchmark's Single baselines run through here too)."""
     from polyembed.methods.base.registry import train
 
     summary = folder / "training.json"
@@ -71,25 +100,62 @@ def _stage(method: str, folder: Path, show_progress: bool, **options: Any) -> di
     return out
 
 
-def _vocabulary_model(config: ModularPipelineConfig, language: str, root: Path, show_progress: bool) -> str:
-    """The language encoder's starting point: the base model, or its pruned / new-vocabulary copy (made once)."""
-    if config.vocabulary == "keep" or language == PIVOT:
-        return config.base
-    from polyembed.methods.modular.config import LanguageAdaptationConfig
+def vocabulary_text(config: ModularPipelineConfig, language: str, languages: list[str]) -> list[str]:
+    """Every sentence a language's encoder will train on: its LA text, both sides of its SE paraphrases and its
+    side of the CLA pairs. The English pivot's also holds the English of every language's CLA pairs (it embeds
+    them as targets) and of Tatoeba-Challenge's bitext, for breadth."""
+    from polyembed.data.parallel_sources import load_parallel_sources
+    from polyembed.data.readers.parallel import tatoeba_challenge_languages
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+    from polyembed.methods.modular.config import (
+        CrossLingualAlignmentConfig,
+        LanguageAdaptationConfig,
+        SentenceEncodingConfig,
+    )
+    from polyembed.methods.modular.cross_lingual_alignment import prepare_alignment
     from polyembed.methods.modular.language_adaptation import prepare_text
+    from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
 
+    common = {"seed": config.seed, "data_root": config.data_root}
+    paraphrases = prepare_paraphrases(SentenceEncodingConfig(language=language, **common))
+    text = [*paraphrases.train[0], *paraphrases.train[1], *paraphrases.dev[0], *paraphrases.dev[1]]
+    if language != PIVOT:
+        adaptation = prepare_text(LanguageAdaptationConfig(language=language, **common))
+        alignment = prepare_alignment(CrossLingualAlignmentConfig(language=language, **common))
+        return [*text, *adaptation.train, *adaptation.heldout, *alignment.paraphrases[0], *alignment.parallel[0],
+                *alignment.dev[0]]
+    for other in languages:
+        alignment = prepare_alignment(CrossLingualAlignmentConfig(language=other, **common))
+        text += [*alignment.paraphrases[1], *alignment.parallel[1], *alignment.dev[1]]
+    root = data_root(config.data_root)
+    codes = tatoeba_challenge_languages(root / get_dataset("tatoeba-challenge").folder)
+    for code in codes:
+        try:
+            (source,) = load_parallel_sources([code], ["tatoeba-challenge"], root)
+        except PolyembedError:  # a code the language table does not know
+            continue
+        text += source.english
+    return list(dict.fromkeys(text))
+
+
+def _vocabulary_model(config: ModularPipelineConfig, language: str, languages: list[str], root: Path,
+                      show_progress: bool) -> str:
+    """The language encoder's starting point: the base model, or its pruned / new-vocabulary copy (made once)."""
+    if config.vocabulary == "keep":
+        return config.base
     folder = root / language / f"vocabulary-{config.vocabulary}"
     if (folder / "modules.json").is_file():
         return str(folder)
-    text = prepare_text(LanguageAdaptationConfig(language=language, seed=config.seed, data_root=config.data_root))
+    text = vocabulary_text(config, language, languages)
     if config.vocabulary == "prune":
         from polyembed.models.pruning import prune_vocabulary
 
-        prune_vocabulary(config.base, text.train + text.heldout, folder, overwrite=True, verbose=show_progress)
+        prune_vocabulary(config.base, text, folder, overwrite=True, verbose=show_progress)
     else:
         from polyembed.models.vocabulary_transfer import transfer_vocabulary
 
-        transfer_vocabulary(config.base, text.train, folder, vocab_size=config.vocabulary_size, seed=config.seed,
+        transfer_vocabulary(config.base, text, folder, vocab_size=config.vocabulary_size, seed=config.seed,
                             overwrite=True, verbose=show_progress)
     return str(folder)
 
@@ -99,6 +165,10 @@ def _parameters(model: str | Path) -> int:
 
     encoder, _ = as_sentence_transformer(load_model(str(model)))
     return sum(p.numel() for p in encoder.parameters())
+
+
+def _text_caps(config: ModularPipelineConfig) -> dict[str, Any]:
+    return {"max_sentences": config.max_pairs, "heldout_sentences": config.dev_pairs}
 
 
 def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
@@ -114,13 +184,14 @@ def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
     from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
 
     common = {"seed": config.seed, "data_root": config.data_root}
-    prepare_paraphrases(SentenceEncodingConfig(language=PIVOT, **common))
+    pairs = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
+    prepare_paraphrases(SentenceEncodingConfig(language=PIVOT, **common, **pairs))
     for language in languages:
         try:
             if not config.skip_la:
-                prepare_text(LanguageAdaptationConfig(language=language, **common))
-            prepare_paraphrases(SentenceEncodingConfig(language=language, **common))
-            prepare_alignment(CrossLingualAlignmentConfig(language=language, **common))
+                prepare_text(LanguageAdaptationConfig(language=language, **common, **_text_caps(config)))
+            prepare_paraphrases(SentenceEncodingConfig(language=language, **common, **pairs))
+            prepare_alignment(CrossLingualAlignmentConfig(language=language, **common, **pairs))
         except PolyembedError as err:
             raise PolyembedError(f"modular pipeline, language '{language}': {err}") from None
 
@@ -132,6 +203,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     from polyembed.models.modular import save_modular_bundle
     from polyembed.models.parallel_adapter import load_parallel_adapters
 
+    config = with_preset(config)
     origin = ConfigOrigin()
     languages = [check_language(code, origin.where("languages", i)) for i, code in enumerate(config.languages)]
     if PIVOT in languages:
@@ -142,24 +214,25 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     root = Path(config.output_dir).expanduser().resolve()
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
               "precision": config.precision, "seed": config.seed, "data_root": config.data_root}
+    pairs = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
     stages: dict[str, dict[str, Any]] = {}
     encoders: dict[str, str] = {}
     for language in [PIVOT, *languages]:
         stages[language] = {}
-        start = _vocabulary_model(config, language, root, show_progress)
+        start = _vocabulary_model(config, language, languages, root, show_progress)
         if language != PIVOT and not config.skip_la:
-            stages[language]["la"] = _stage("modular-la", root / language / "la", show_progress, student=start,
-                                            language=language, adapter=config.adapter, max_steps=config.la_steps,
-                                            **shared)
+            stages[language]["la"] = run_stage("modular-la", root / language / "la", show_progress, student=start,
+                                               language=language, adapter=config.adapter, max_steps=config.la_steps,
+                                               **_text_caps(config), **shared)
             start = stages[language]["la"]["model_dir"]
-        stages[language]["se"] = _stage("modular-se", root / language / "se", show_progress, student=start,
-                                        language=language, adapter=config.adapter, max_steps=config.se_steps,
-                                        **shared)
+        stages[language]["se"] = run_stage("modular-se", root / language / "se", show_progress, student=start,
+                                           language=language, adapter=config.adapter, max_steps=config.se_steps,
+                                           **pairs, **shared)
         encoders[language] = stages[language]["se"]["model_dir"]
     for language in languages:
-        stages[language]["cla"] = _stage("modular-cla", root / language / "cla", show_progress,
-                                         student=encoders[language], pivot=encoders[PIVOT], language=language,
-                                         max_steps=config.cla_steps, **shared)
+        stages[language]["cla"] = run_stage("modular-cla", root / language / "cla", show_progress,
+                                            student=encoders[language], pivot=encoders[PIVOT], language=language,
+                                            max_steps=config.cla_steps, **pairs, **shared)
     models = {PIVOT: SentenceTransformer(encoders[PIVOT], device="cpu")}
     for language in languages:
         aligned = SentenceTransformer(stages[language]["cla"]["model_dir"], device="cpu")

@@ -81,7 +81,7 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.modular.stage import add_stage_adapter, load_stage_encoder
+    from polyembed.methods.modular.stage import add_stage_adapter, default_prompt, load_stage_encoder
     from polyembed.models.lora import merge_lora
 
     model = load_stage_encoder(config)
@@ -99,6 +99,7 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
         best_metric="eval_dev_mean_accuracy",
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         final_model=merge_lora if config.adapter == "lora" else None,
+        prompts=default_prompt(model),
         details={"paraphrases": data.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},
     )

@@ -29,3 +29,10 @@ def add_stage_adapter(model: Any, config: LoraOptions, train_embeddings: bool = 
     settings = LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
                             train_embeddings=train_embeddings)
     return add_lora(model, settings), total
+
+
+def default_prompt(model: Any) -> str | None:
+    """The prompt the model puts before every input at inference (me5: "query: "), so training sees the same
+    input text as `encode` will."""
+    name = getattr(model, "default_prompt_name", None)
+    return (model.prompts or {}).get(name or "", None)

@@ -1,0 +1,336 @@
+"""The modular sentence encoders' miniature of the paper (issue 14): results -> results/bench/modular, docs.
+
+  python benchmarks/modular.py run --seed 0          # pipeline, Single baselines, demo student, evaluation
+  python benchmarks/modular.py run --seed 1 --steps 100 --languages de ru kk
+  python benchmarks/modular.py render                # rewrite the docs section from the saved seeds
+
+One seed: the modular pipeline (pruned vocabularies -> LA -> SE -> CLA, English pivot) on me5-small for the
+languages, the paper's Single_m / Single_c / Single_mc on the same pairs and step budget (Single_m: the SE steps
+of every encoder; Single_c: the CLA steps of every language), the distilled student of `polyembed demo`'s
+config, then every model on the same trimmed tasks: stsb-multi-mt (mono, en-X), Kardes STS (mono, en-X),
+STS2017 en-en and LASER Tatoeba. Every step is a resumable run folder, so a rerun continues where it stopped.
+Every number comes from a real run on this machine; nothing is copied in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from docs_sections import missing_tables, replace_section
+
+from polyembed.outputs import atomic_write
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "results" / "bench" / "modular"
+DOCS = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- modular:start -->", "<!-- modular:end -->"
+BASE = "me5-small"
+PIVOT = "en"
+LASER = {"de": "deu", "ru": "rus", "kk": "kaz", "uz": "uzb", "tr": "tur", "en": None}
+STSB = ("de", "es", "fr", "it", "ja", "nl", "pl", "pt", "ru", "zh")
+KARDES = ("az", "kk", "ky", "ug", "uz")
+ROWS = {
+    "base": "me5-small",
+    "base-pruned": "me5-small, pruned vocabularies (no training)",
+    "single-m": "Single_m",
+    "single-c": "Single_c",
+    "single-mc": "Single_mc",
+    "multi-m": "Multi_m (bundle, mode mono)",
+    "multi-mc": "Multi_mc (bundle, mode cross)",
+    "demo-student": "demo student (distilled)",
+}
+
+
+def _tasks(languages: list[str], max_pairs: int, max_rows: int) -> list[tuple[str, dict[str, Any]]]:
+    stsb = [code for code in languages if code in STSB]
+    kardes = [code for code in languages if code in KARDES]
+    tatoeba = [LASER[code] for code in languages if LASER.get(code)]
+    tasks: list[tuple[str, dict[str, Any]]] = [("sts17", {"languages": ["en-en"]}),
+                                               ("stsb-multi-mt", {"languages": ["en", *stsb], "max_pairs": max_pairs})]
+    if kardes:
+        tasks.append(("kardes-sts", {"languages": ["en", *kardes], "max_pairs": max_pairs}))
+    if tatoeba:
+        tasks.append(("tatoeba", {"languages": tatoeba, "max_rows": max_rows}))
+    return tasks
+
+
+def _scores(result: Any) -> dict[str, float]:
+    """'task/subset' -> the task's main metric (Spearman or accuracy, x100)."""
+    metric = {"sts17": "spearman", "stsb-multi-mt": "spearman", "kardes-sts": "spearman", "tatoeba": "accuracy"}
+    return {f"{s.task}/{s.subset}": round(float(s.value), 2) for s in result.scores if metric.get(s.task) == s.metric}
+
+
+def _per_language(scores: dict[str, float], languages: list[str]) -> dict[str, dict[str, float]]:
+    """Each language's monolingual STS, cross-lingual STS with English and Tatoeba accuracy (English: STS-B
+    and STS2017 en-en mean)."""
+    out: dict[str, dict[str, float]] = {}
+    english = [scores[k] for k in ("stsb-multi-mt/en", "sts17/en-en") if k in scores]
+    out[PIVOT] = {"mono": sum(english) / len(english)}
+    for code in languages:
+        task = "kardes-sts" if code in KARDES else "stsb-multi-mt"
+        row = {"mono": scores.get(f"{task}/{code}", math.nan), "cross": scores.get(f"{task}/en-{code}", math.nan)}
+        if LASER.get(code):
+            row["tatoeba"] = scores.get(f"tatoeba/{LASER[code]}", math.nan)
+        out[code] = row
+    return out
+
+
+def _routing_accuracy(languages: list[str], rows: int) -> dict[str, float]:
+    """How often the bundle's language identifier (langid restricted to the bundle's languages) names the
+    right language on the evaluation sentences: Tatoeba's non-English side and English side."""
+    from polyembed.data.readers.parallel import read_tatoeba
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+    from polyembed.models.langid import identify_languages
+
+    folder = data_root(None) / get_dataset("tatoeba").folder
+    candidates = [PIVOT, *languages]
+    accuracy: dict[str, float] = {}
+    english: list[str] = []
+    for code in languages:
+        if not LASER.get(code):
+            continue
+        pairs = read_tatoeba(folder, LASER[code])
+        sentences = pairs.source[:rows]
+        english += pairs.target[:rows]
+        found = identify_languages(sentences, candidates)
+        accuracy[code] = round(100 * sum(f == code for f in found) / len(sentences), 1)
+    found = identify_languages(english, candidates)
+    accuracy[PIVOT] = round(100 * sum(f == PIVOT for f in found) / len(english), 1)
+    return accuracy
+
+
+def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_length: int, max_pairs: int,
+        max_rows: int) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.config import build_config
+    from polyembed.demo import demo_config_path
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+    from polyembed.methods.base.registry import train
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_pipeline, run_stage
+    from polyembed.models.loading import load_model
+    from polyembed.models.modular import save_modular_bundle
+
+    started = time.perf_counter()
+    out = OUT / f"seed-{seed}"
+    config = ModularPipelineConfig(languages=languages, base=BASE, vocabulary="prune", la_steps=steps, se_steps=steps,
+                                   cla_steps=steps, batch_size=batch_size, max_seq_length=max_seq_length, seed=seed,
+                                   output_dir=str(out / "pipeline"))
+    print(f"== modular pipeline, seed {seed}: {PIVOT} + {', '.join(languages)}, {steps} steps per stage")
+    pipeline = run_pipeline(config)
+    shared = {"student": BASE, "languages": [PIVOT, *languages], "batch_size": batch_size,
+              "max_seq_length": max_seq_length, "seed": seed}
+    singles = {
+        "single-m": run_stage("modular-single", out / "single-m", True, pairs="monolingual",
+                              max_steps=steps * (len(languages) + 1), **shared),
+        "single-c": run_stage("modular-single", out / "single-c", True, pairs="cross-lingual",
+                              max_steps=steps * len(languages), **shared),
+    }
+    singles["single-mc"] = run_stage("modular-single", out / "single-mc", True, pairs="cross-lingual",
+                                     max_steps=steps * len(languages),
+                                     **{**shared, "student": singles["single-m"]["model_dir"]})
+    demo_folder = out / "demo-student"
+    if not (demo_folder / "training.json").is_file():
+        print("== the demo's distilled student")
+        demo_config, _ = build_config(DistillConfig, demo_config_path(), {"seed": seed, "output_dir": str(demo_folder)})
+        train("distill", demo_config, resume=(demo_folder / "config.yaml").is_file())
+    demo = json.loads((demo_folder / "training.json").read_text(encoding="utf-8"))
+
+    pruned = out / "pruned-bundle"
+    if not pruned.is_dir():
+        save_modular_bundle(pruned, {code: SentenceTransformer(str(out / "pipeline" / code / "vocabulary-prune"),
+                                                               device="cpu")
+                                     for code in [PIVOT, *languages]})
+    bundle = load_model(pipeline["bundle"])
+    models = {
+        "base": lambda: load_model(BASE),
+        "base-pruned": lambda: load_model(str(pruned)).with_mode("mono"),
+        **{name: (lambda stage=stage_run: load_model(stage["model_dir"])) for name, stage_run in singles.items()},
+        "multi-m": lambda: bundle.with_mode("mono"),
+        "multi-mc": lambda: bundle.with_mode("cross"),
+        "demo-student": lambda: load_model(demo["model_dir"]),
+    }
+    tasks = _tasks(languages, max_pairs, max_rows)
+    evaluations = _load_json(out / "evaluations.json") or {}
+    for name, make in models.items():
+        if name in evaluations:
+            continue
+        print(f"== evaluating {ROWS[name]}")
+        result = evaluate(make(), [get_task(task, **options) for task, options in tasks], show_progress=False)
+        evaluations[name] = _scores(result)
+        _write_json(out / "evaluations.json", evaluations)
+
+    stages = {code: row for code, row in pipeline["languages"].items()}
+    payload = {
+        "seed": seed,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch threads {_threads()}",
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "steps": steps, "batch_size": batch_size, "max_seq_length": max_seq_length,
+        "languages": languages, "tasks": tasks,
+        "base_parameters": pipeline["base_parameters"],
+        "encoders": {code: {"parameters": row["encoder_parameters"], "stages": row["stages"]}
+                     for code, row in stages.items()},
+        "singles": {name: {key: run_[key] for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir")}
+                    for name, run_ in singles.items()},
+        "demo_student": {key: demo.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir")},
+        "scores": evaluations,
+        "per_language": {name: _per_language(scores, languages) for name, scores in evaluations.items()},
+        "routing_accuracy": _routing_accuracy(languages, max_rows),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    _write_json(OUT / f"seed-{seed}.json", payload)
+    render()
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _load_json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+# ------------------------------------------------------------------------------------------------- render
+
+
+def _fmt(values: list[float]) -> str:
+    """Mean over seeds, with each seed's value when there are several."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "-"
+    mean = sum(values) / len(values)
+    return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
+
+
+def _mean(values: list[float]) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _score_table(seeds: list[dict[str, Any]]) -> list[str]:
+    languages = seeds[0]["languages"]
+    columns = [(PIVOT, "mono")] + [(code, "mono") for code in languages] + [(code, "cross") for code in languages]
+    columns += [(code, "tatoeba") for code in languages if LASER.get(code)]
+    labels = {"mono": "mono {}", "cross": "en-{} STS", "tatoeba": "Tatoeba {}"}
+    header = ["model", *[labels[kind].format(code) for code, kind in columns], "mono mean", "cross mean"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, label in ROWS.items():
+        if not all(name in seed["per_language"] for seed in seeds):
+            continue
+        cells = [label]
+        for code, kind in columns:
+            cells.append(_fmt([seed["per_language"][name][code].get(kind, math.nan) for seed in seeds]))
+        for kind in ("mono", "cross"):
+            cells.append(_fmt([_mean([seed["per_language"][name][code].get(kind, math.nan)
+                                      for code in [PIVOT, *languages] if kind in seed["per_language"][name][code]])
+                               for seed in seeds]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
+    lines = ["| encoder | parameters (base: {:,}) | stage | steps | wall time (s) | peak memory (MB) |".format(
+        seeds[0]["base_parameters"]), "|---|---|---|---|---|---|"]
+    for code, encoder in seeds[0]["encoders"].items():
+        share = encoder["parameters"] / seeds[0]["base_parameters"]
+        for stage in encoder["stages"]:
+            runs = [seed["encoders"][code]["stages"][stage] for seed in seeds]
+            lines.append(f"| {code} | {encoder['parameters']:,} ({share:.0%}) | {stage} | {runs[0]['steps']} | "
+                         f"{_fmt([r['wall_seconds'] for r in runs])} | {_fmt([r['peak_memory_mb'] for r in runs])} |")
+    for name in ("single-m", "single-c", "single-mc"):
+        runs = [seed["singles"][name] for seed in seeds]
+        lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} | "
+                     f"{_fmt([r['wall_seconds'] for r in runs])} | {_fmt([r['peak_memory_mb'] for r in runs])} |")
+    return lines
+
+
+def render() -> None:
+    seeds = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(OUT.glob("seed-*.json"))]
+    command = "python benchmarks/modular.py run"
+    if not seeds:
+        if missing_tables(DOCS, START, END, {"seeds": command}, set()):
+            print("no saved seeds here: the docs section is left alone")
+        return
+    first = seeds[0]
+    languages = first["languages"]
+    multi_m, single_m = ({code: _mean([s["per_language"][name][code]["mono"] for s in seeds])
+                          for code in [PIVOT, *languages]} for name in ("multi-m", "single-m"))
+    winners = ", ".join(f"{code} {'Multi_m' if multi_m[code] > single_m[code] else 'Single_m'} "
+                        f"({multi_m[code] - single_m[code]:+.1f})" for code in [PIVOT, *languages])
+    routing = {code: _fmt([s["routing_accuracy"].get(code, math.nan) for s in seeds])
+               for code in [PIVOT, *languages]}
+    section = [
+        START,
+        "## Modular sentence encoders (Huang et al. 2024): a miniature on this machine",
+        "",
+        f"Seeds {', '.join(str(s['seed']) for s in seeds)} (cells: mean, then each seed); {first['machine']}. "
+        f"Commands: `{command} --seed S --steps {first['steps']} --languages {' '.join(languages)}`, one per seed.",
+        f"Base {BASE}; English pivot plus {', '.join(languages)}; every stage {first['steps']} optimizer steps of "
+        f"{first['batch_size']} (max {first['max_seq_length']} tokens). Single_m trains as many steps as all SE "
+        "stages together, Single_c and Single_mc's second part as many as all CLA stages, on the same pairs.",
+        "Tasks (trimmed as in the demo): stsb-multi-mt and Kardes STS test (500 pairs; mono, and en-X built row by "
+        "row), STS2017 en-en, LASER Tatoeba (500 rows, mean of both directions). English mono is the mean of "
+        "STS-B (stsb-multi-mt en) and STS2017 en-en.",
+        "",
+        *_score_table(seeds),
+        "",
+        "Multi_mc's monolingual scores in mode mono are Multi_m's, bit for bit (the adapters are off; "
+        "tests/methods/modular/test_smoke_preset.py checks it on me5-small); the Multi_mc row shows what mode cross "
+        "does to them.",
+        f"Multi_m against Single_m, monolingual STS per language (positive: Multi_m better): {winners}.",
+        "",
+        "Language routing (`encode` without a language: langid restricted to the bundle's languages) on the "
+        f"Tatoeba sentences: {', '.join(f'{code} {value} %' for code, value in routing.items())}.",
+        "",
+        "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark):",
+        "",
+        *_cost_table(seeds),
+        "",
+        END,
+    ]
+    replace_section(DOCS, START, END, "\n".join(section))
+    print("\n".join(section))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("run", help="one seed: train everything, evaluate, render")
+    one.add_argument("--seed", type=int, default=0)
+    one.add_argument("--steps", type=int, default=100, help="optimizer steps of each stage")
+    one.add_argument("--languages", nargs="+", default=["de", "ru", "kk"])
+    one.add_argument("--batch-size", type=int, default=32)
+    one.add_argument("--max-seq-length", type=int, default=64)
+    one.add_argument("--max-pairs", type=int, default=500, help="STS pairs per evaluation subset")
+    one.add_argument("--max-rows", type=int, default=500, help="Tatoeba rows per language")
+    commands.add_parser("render", help="rewrite the docs section from the saved seeds")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.seed, args.steps, args.languages, args.batch_size, args.max_seq_length, args.max_pairs,
+            args.max_rows)
+    else:
+        render()
+
+
+if __name__ == "__main__":
+    main()
