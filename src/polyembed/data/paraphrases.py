@@ -145,6 +145,41 @@ def cross_lingual_paraphrases(language: str, root: Path, datasets: Sequence[str]
     return found
 
 
+def paraphrases_between(first: str, second: str, root: Path,
+                        datasets: Sequence[str] = CROSS_LINGUAL_PARAPHRASE_DATASETS) -> list[ParaphrasePairs]:
+    """Cross-lingual paraphrases between two non-English languages, from the multi-parallel sources that have
+    both (the modular recipe's all-pairs alignment): stsb-multi-mt pairs scored >= 4 (STS test sentences out) and
+    Kardes XNLI entailment pairs, as (first s1, second s2) and (first s2, second s1). Rows pair up through their
+    shared English source."""
+    found = []
+    for name in datasets:
+        if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
+            raise KeyError(name)
+        folder = Path(root) / get_dataset(name).folder
+        rows: list[tuple[str, str, str, str]] = []  # first s1, first s2, second s1, second s2
+        if name == "stsb-multi-mt":
+            if not all((folder / f"stsb-{code}-train.csv").is_file() for code in (first, second)):
+                continue
+            held_out = _sts_benchmark_sentences(folder)
+            english = read_stsb_multi_mt(folder, "en", "train")
+            one, two = read_stsb_multi_mt(folder, first, "train"), read_stsb_multi_mt(folder, second, "train")
+            rows = [(a1, a2, b1, b2) for a1, a2, b1, b2, en1, en2, score in zip(
+                one.sentences1, one.sentences2, two.sentences1, two.sentences2, english.sentences1,
+                english.sentences2, english.scores, strict=True)
+                if score >= MIN_STS_SCORE and en1 != en2 and en1 not in held_out and en2 not in held_out]
+            origin = str(folder / f"stsb-{first}-train.csv")
+        elif first in KARDES_FOLDERS and second in KARDES_FOLDERS:
+            other = {(r["sentence1"], r["sentence2"]): r for r in _entailment_rows(folder, second)}
+            rows = [(r["s1_translation"], r["s2_translation"], o["s1_translation"], o["s2_translation"])
+                    for r in _entailment_rows(folder, first) if (o := other.get((r["sentence1"], r["sentence2"])))]
+            origin = str(folder / KARDES_FOLDERS[first])
+        if rows:
+            anchors = [a for a1, a2, _, _ in rows for a in (a1, a2)]
+            positives = [b for _, _, b1, b2 in rows for b in (b2, b1)]
+            found.append(ParaphrasePairs(name, f"{first}-{second}", anchors, positives, origin))
+    return found
+
+
 def _stsb_cross(folder: Path, language: str) -> ParaphrasePairs | None:
     if language == "en" or not (folder / f"stsb-{language}-train.csv").is_file():
         return None

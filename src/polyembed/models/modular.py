@@ -12,7 +12,7 @@ Folder layout (saved by `save_modular_bundle`, loaded by `polyembed.load_model(f
     bundle/
       polyembed_modular.json   {"pivot": "en", "languages": ["de", "en", "kk"], "default_mode": "cross",
                                 "unknown_language": "error"}
-      en/                      a sentence-transformers folder (the pivot: never an adapter)
+      en/                      a sentence-transformers folder (the pivot: no adapter, unless all-pairs CLA gave it one)
       de/                      a sentence-transformers folder + parallel_adapter.{json,safetensors} (CLA)
 
 Why not sentence-transformers' `Router`: it routes per call through named routes (`task=`), shares one module
@@ -97,7 +97,7 @@ class ModularEncoder:
 
             folder = self.folder / language
             model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
-            if language != self.config.pivot and (folder / CONFIG_FILE).is_file():
+            if (folder / CONFIG_FILE).is_file():  # the pivot has one only after all-pairs alignment with it
                 load_parallel_adapters(model, folder)
             model.eval()
             self._encoders[language] = model
@@ -187,12 +187,27 @@ def save_modular_bundle(
 ) -> Path:
     """Write a bundle: each language's SentenceTransformer (with its CLA adapter weights, if it has adapters)
     into `folder/<language>/`, then the bundle file; the folder appears whole or not at all."""
+    from polyembed.outputs import atomic_dir
+
+    with atomic_dir(folder) as staging:
+        write_bundle(staging, encoders, pivot, default_mode=default_mode, unknown_language=unknown_language)
+    return Path(folder)
+
+
+def write_bundle(
+    folder: Path,
+    encoders: dict[str, Any],
+    pivot: str = "en",
+    *,
+    default_mode: Mode = "cross",
+    unknown_language: Literal["error", "pivot"] = "error",
+) -> None:
+    """The bundle's files into an existing (staging) folder; `save_modular_bundle` is the atomic form."""
     from polyembed.models.parallel_adapter import (
         parallel_adapter_blocks,
         parallel_adapters_off,
         save_with_parallel_adapters,
     )
-    from polyembed.outputs import atomic_dir
 
     codes = {}
     for language in encoders:
@@ -202,14 +217,12 @@ def save_modular_bundle(
         codes[language] = code
     if normalize_language(pivot) not in codes.values():
         raise PolyembedError(f"modular bundle: the pivot '{pivot}' has no encoder")
-    with atomic_dir(folder) as staging:
-        for language, model in encoders.items():
-            target = staging / codes[language]
-            if parallel_adapter_blocks(model):
-                with parallel_adapters_off(model):  # the encoder's own weights: adapters are saved apart
-                    save_with_parallel_adapters(model, target)
-            else:
-                model.save(str(target))
-        config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
-        (staging / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
-    return Path(folder)
+    for language, model in encoders.items():
+        target = Path(folder) / codes[language]
+        if parallel_adapter_blocks(model):
+            with parallel_adapters_off(model):  # the encoder's own weights: adapters are saved apart
+                save_with_parallel_adapters(model, target)
+        else:
+            model.save(str(target))
+    config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
+    (Path(folder) / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")

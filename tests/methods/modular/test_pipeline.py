@@ -52,3 +52,19 @@ def test_a_language_without_paraphrases_fails_before_any_training(shared_data: P
     with pytest.raises(PolyembedError, match=r"language 'sw': .*1 paraphrase pairs"):
         run_pipeline(config, show_progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_all_pairs_alignment_is_one_joint_stage_for_every_language(shared_data: Path, tmp_path: Path) -> None:
+    from polyembed.models.loading import load_model
+
+    base = tiny_sentence_transformer(tmp_path / "base", seed=0)
+    config = ModularPipelineConfig(languages=["de", "ru"], base=str(base), vocabulary="keep", skip_la=True,
+                                   se_steps=2, cla_steps=2, batch_size=8, max_pairs=40, dev_pairs=10,
+                                   alignment="all-pairs", precision="fp32", output_dir=str(tmp_path / "run"))
+    summary = run_pipeline(config, show_progress=False)
+    joint = summary["languages"]["de"]["stages"]["cla"]
+    assert joint == summary["languages"]["ru"]["stages"]["cla"] and joint["steps"] == 4  # cla_steps x 2 languages
+    bundle = load_model(summary["bundle"])
+    assert bundle.languages == ["de", "en", "ru"]
+    assert (tmp_path / "run" / "bundle" / "ru" / "parallel_adapter.json").is_file()
+    assert not (tmp_path / "run" / "bundle" / "en" / "parallel_adapter.json").exists()

@@ -45,6 +45,8 @@ class TrainingJob:
     batch_sampler: Any = None
     """A `BatchSamplers` value or a callable building the batch sampler (default: the trainer's own)."""
     multi_dataset_batch_sampler: Any = None
+    router_mapping: Any = None
+    """Dataset columns -> routes of a `Router` model (per dataset name: {column: route})."""
     rows_in_steps: Any = None
     """`rows_in_steps(n)`: training rows in the first n steps, exact across a resume (default n x batch)."""
     prompts: Any = None
@@ -127,6 +129,8 @@ def fit(
         extra["batch_sampler"] = job.batch_sampler
     if job.multi_dataset_batch_sampler is not None:
         extra["multi_dataset_batch_sampler"] = job.multi_dataset_batch_sampler
+    if job.router_mapping is not None:
+        extra["router_mapping"] = job.router_mapping
     args = SentenceTransformerTrainingArguments(
         output_dir=str(run.checkpoints),
         per_device_train_batch_size=config.batch_size,

@@ -141,3 +141,32 @@ class SingleModelConfig(LoraOptions, TrainConfig):
     )
     batch_size: int = option(32, "Pairs per mini-batch, all of one language (paper: 128).", minimum=2)
     output_dir: str = option("runs/modular-single", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+
+@dataclass
+class JointAlignmentConfig(TrainConfig):
+    """The paper's all-pairs CLA ablation: parallel adapters on every non-English encoder (and, optionally, the
+    English one), trained together on cross-lingual pairs between every two languages."""
+
+    encoders: list[str] = option(
+        [], "Each language's encoder as LANG=FOLDER (usually its SE result), English included; required."
+    )
+    pivot_adapter: bool = option(
+        False, "Give the English encoder an adapter too (the paper's 'All-pairs incl. EN'); default: it stays fixed."
+    )
+    paraphrase_datasets: list[str] = option(
+        ["stsb-multi-mt", "kardes-xnli"], "Cross-lingual paraphrase sources, for X-English and X-Y pairs."
+    )
+    parallel_datasets: list[str] = option(
+        ["tatoeba-challenge", "kardes-xnli"], "Registry bitext for X-English parallel pairs."
+    )
+    max_pairs: int | None = option(None, "Cap on each language pair's training pairs (a seeded sample).", minimum=1)
+    dev_pairs: int = option(200, "Parallel pairs per language held out for dev retrieval against English.",
+                            minimum=1)
+    reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
+    adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
+    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
+    learning_rate: float = option(1e-4, "Peak learning rate (paper: 1e-4).", above=0)
+    batch_size: int = option(32, "Pairs per mini-batch, all of one language pair (paper: 128).", minimum=2)
+    output_dir: str = option("runs/modular-cla-all-pairs",
+                             "Run folder: config.yaml, checkpoints/, model/ (a modular bundle), training.json.")

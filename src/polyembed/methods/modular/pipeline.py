@@ -55,7 +55,13 @@ class ModularPipelineConfig:
     skip_la: bool = option(False, "Leave out language adaptation (SE starts from the vocabulary step's model).")
     la_steps: int = option(500, "Optimizer steps of each LA stage.", minimum=1)
     se_steps: int = option(500, "Optimizer steps of each SE stage.", minimum=1)
-    cla_steps: int = option(500, "Optimizer steps of each CLA stage.", minimum=1)
+    cla_steps: int = option(500, "Optimizer steps of each CLA stage (all-pairs: this times the languages).",
+                            minimum=1)
+    alignment: Literal["bilingual", "all-pairs", "all-pairs-with-english"] = option(
+        "bilingual", "CLA: each language to the fixed English pivot ('bilingual', the paper's choice), or all "
+        "encoders' adapters trained together on every language pair, English fixed ('all-pairs') or adapted too "
+        "('all-pairs-with-english'): the paper's Table 6 ablation."
+    )
     batch_size: int = option(32, "Batch size of every stage.", minimum=2)
     max_pairs: int | None = option(
         None, "Cap on each stage's training data per language (LA sentences, SE and CLA pairs); unset keeps all.",
@@ -201,6 +207,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     from sentence_transformers import SentenceTransformer
 
     from polyembed.models.modular import save_modular_bundle
+    from polyembed.models.parallel_adapter import CONFIG_FILE as ADAPTER_CONFIG
     from polyembed.models.parallel_adapter import load_parallel_adapters
 
     config = with_preset(config)
@@ -229,15 +236,26 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
                                            language=language, adapter=config.adapter, max_steps=config.se_steps,
                                            **pairs, **shared)
         encoders[language] = stages[language]["se"]["model_dir"]
-    for language in languages:
-        stages[language]["cla"] = run_stage("modular-cla", root / language / "cla", show_progress,
-                                            student=encoders[language], pivot=encoders[PIVOT], language=language,
-                                            max_steps=config.cla_steps, **pairs, **shared)
-    models = {PIVOT: SentenceTransformer(encoders[PIVOT], device="cpu")}
-    for language in languages:
-        aligned = SentenceTransformer(stages[language]["cla"]["model_dir"], device="cpu")
-        load_parallel_adapters(aligned, stages[language]["cla"]["model_dir"])
-        models[language] = aligned
+    if config.alignment == "bilingual":
+        for language in languages:
+            stages[language]["cla"] = run_stage("modular-cla", root / language / "cla", show_progress,
+                                                student=encoders[language], pivot=encoders[PIVOT], language=language,
+                                                max_steps=config.cla_steps, **pairs, **shared)
+        aligned = {language: stages[language]["cla"]["model_dir"] for language in languages}
+        aligned[PIVOT] = encoders[PIVOT]
+    else:  # one joint run; its model is a bundle with a folder per language
+        joint = run_stage("modular-cla-all-pairs", root / "cla-all-pairs", show_progress,
+                          encoders=[f"{code}={folder}" for code, folder in encoders.items()],
+                          pivot_adapter=config.alignment == "all-pairs-with-english",
+                          max_steps=config.cla_steps * len(languages), **pairs, **shared)
+        for language in stages:
+            stages[language]["cla"] = joint
+        aligned = {language: str(Path(joint["model_dir"]) / language) for language in encoders}
+    models = {}
+    for language, folder in aligned.items():
+        models[language] = SentenceTransformer(folder, device="cpu")
+        if (Path(folder) / ADAPTER_CONFIG).is_file():
+            load_parallel_adapters(models[language], folder)
     bundle = save_modular_bundle(root / BUNDLE_DIR, models, PIVOT, unknown_language=config.unknown_language)
     base_parameters = _parameters(config.base)
     summary = {
