@@ -2,6 +2,7 @@
 
   python benchmarks/modular.py run --seed 0          # pipeline, Single baselines, demo student, evaluation
   python benchmarks/modular.py run --seed 1 --steps 100 --languages de ru kk
+  python benchmarks/modular.py vocabulary --seed 0 --language kk   # new vocabulary (FOCUS) vs pruned, one language
   python benchmarks/modular.py render                # rewrite the docs section from the saved seeds
 
 One seed: the modular pipeline (pruned vocabularies -> LA -> SE -> CLA, English pivot) on me5-small for the
@@ -194,6 +195,70 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
     render()
 
 
+def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
+    """One language's encoder with a new tokenizer (FOCUS-initialised embeddings) through the same LA, SE and
+    CLA stages and the same English pivot as the seed's pipeline (pruned vocabulary), then both evaluated."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+    from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_stage, vocabulary_text
+    from polyembed.models.loading import load_model
+    from polyembed.models.modular import save_modular_bundle
+    from polyembed.models.parallel_adapter import load_parallel_adapters
+    from polyembed.models.vocabulary_transfer import transfer_vocabulary
+
+    seed_run = _load_json(OUT / f"seed-{seed}.json")
+    if seed_run is None or language not in seed_run["languages"]:
+        raise SystemExit(f"run `modular.py run --seed {seed}` with {language} first: this compares against it")
+    pipeline = _load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
+    assert pipeline is not None
+    config = ModularPipelineConfig(**{**pipeline["config"], "languages": [language]})
+    out = OUT / f"seed-{seed}" / f"vocabulary-new-{language}"
+    folder = out / "vocabulary-new"
+    started = time.perf_counter()
+    if not (folder / "modules.json").is_file():
+        text = vocabulary_text(config, language, [language])
+        transfer_vocabulary(BASE, text, folder, vocab_size=vocabulary_size, seed=seed, overwrite=True)
+    transfer_seconds = round(time.perf_counter() - started, 1)
+    shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length, "seed": seed}
+    stages = {"la": run_stage("modular-la", out / "la", True, student=str(folder), language=language,
+                              max_steps=config.la_steps, **shared)}
+    stages["se"] = run_stage("modular-se", out / "se", True, student=stages["la"]["model_dir"], language=language,
+                             max_steps=config.se_steps, **shared)
+    pivot = pipeline["languages"][PIVOT]["stages"]["se"]["model_dir"]
+    stages["cla"] = run_stage("modular-cla", out / "cla", True, student=stages["se"]["model_dir"], pivot=pivot,
+                              language=language, max_steps=config.cla_steps, **shared)
+    from sentence_transformers import SentenceTransformer
+
+    aligned = SentenceTransformer(stages["cla"]["model_dir"], device="cpu")
+    load_parallel_adapters(aligned, stages["cla"]["model_dir"])
+    bundle_dir = out / "bundle"
+    if not bundle_dir.is_dir():
+        save_modular_bundle(bundle_dir, {PIVOT: SentenceTransformer(pivot, device="cpu"), language: aligned})
+    bundle = load_model(str(bundle_dir))
+    tasks = [task for task in _tasks([language], 500, 500) if task[0] not in ("sts17", "stsb-multi-mt")]
+    if language in STSB:
+        tasks.append(("stsb-multi-mt", {"languages": ["en", language], "max_pairs": 500}))
+    scores = {}
+    for mode in ("mono", "cross"):
+        result = evaluate(bundle.with_mode(mode), [get_task(t, **o) for t, o in tasks], show_progress=False)
+        scores[mode] = _per_language(_scores(result), [language])[language]
+    payload = {
+        "seed": seed, "language": language, "vocabulary_size": vocabulary_size,
+        "transfer_seconds": transfer_seconds,
+        "new": {"parameters": sum(p.numel() for p in SentenceTransformer(str(folder), device="cpu").parameters()),
+                "mono": scores["mono"]["mono"], "cross": scores["cross"]["cross"],
+                "tatoeba": scores["cross"].get("tatoeba", math.nan),
+                "stages": {name: {k: run_.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")}
+                           for name, run_ in stages.items()}},
+        "prune": {"parameters": seed_run["encoders"][language]["parameters"],
+                  "mono": seed_run["per_language"]["multi-m"][language]["mono"],
+                  "cross": seed_run["per_language"]["multi-mc"][language]["cross"],
+                  "tatoeba": seed_run["per_language"]["multi-mc"][language].get("tatoeba", math.nan)},
+    }
+    _write_json(OUT / f"vocabulary-{language}-seed-{seed}.json", payload)
+    render()
+
+
 def _threads() -> int:
     import torch
 
@@ -264,6 +329,22 @@ def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _vocabulary_lines() -> list[str]:
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("vocabulary-*-seed-*.json"))]
+    if not runs:
+        return []
+    lines = ["Vocabulary: a new tokenizer with FOCUS-initialised embeddings against the pruned base vocabulary, "
+             "through the same stages (Multi_m mono, Multi_mc cross; `modular.py vocabulary --seed S --language L`):",
+             "", "| language | seed | vocabulary | parameters | mono STS | en-X STS | Tatoeba |",
+             "|---|---|---|---|---|---|---|"]
+    for run_ in runs:
+        for kind in ("prune", "new"):
+            row = run_[kind]
+            lines.append(f"| {run_['language']} | {run_['seed']} | {kind} | {row['parameters']:,} | "
+                         f"{row['mono']:.1f} | {row['cross']:.1f} | {row['tatoeba']:.1f} |")
+    return [*lines, ""]
+
+
 def render() -> None:
     seeds = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(OUT.glob("seed-*.json"))]
     command = "python benchmarks/modular.py run"
@@ -302,6 +383,7 @@ def render() -> None:
         "Language routing (`encode` without a language: langid restricted to the bundle's languages) on the "
         f"Tatoeba sentences: {', '.join(f'{code} {value} %' for code, value in routing.items())}.",
         "",
+        *_vocabulary_lines(),
         "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark):",
         "",
         *_cost_table(seeds),
@@ -323,11 +405,17 @@ def main() -> None:
     one.add_argument("--max-seq-length", type=int, default=64)
     one.add_argument("--max-pairs", type=int, default=500, help="STS pairs per evaluation subset")
     one.add_argument("--max-rows", type=int, default=500, help="Tatoeba rows per language")
+    vocab = commands.add_parser("vocabulary", help="one language with a new vocabulary against the pruned one")
+    vocab.add_argument("--seed", type=int, default=0)
+    vocab.add_argument("--language", default="kk")
+    vocab.add_argument("--vocabulary-size", type=int, default=50000)
     commands.add_parser("render", help="rewrite the docs section from the saved seeds")
     args = parser.parse_args()
     if args.command == "run":
         run(args.seed, args.steps, args.languages, args.batch_size, args.max_seq_length, args.max_pairs,
             args.max_rows)
+    elif args.command == "vocabulary":
+        vocabulary(args.seed, args.language, args.vocabulary_size)
     else:
         render()
 

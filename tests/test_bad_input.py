@@ -240,6 +240,17 @@ CASES: list[tuple[str, list[str], str]] = [
      "unknown language 'xq1'"),
     ("modular-pipeline-bad-vocabulary", ["train", "modular", "pipeline", "--vocabulary", "bpe"], "--vocabulary"),
     ("modular-pipeline-no-steps", ["train", "modular", "pipeline", "--la-steps", "0"], "--la-steps"),
+    ("modular-pipeline-bad-preset", ["train", "modular", "pipeline", "--preset", "tiny"], "--preset"),
+    ("modular-se-no-la-result", ["train", "modular", "se", "--language", "kk", "--student", "{tmp}/kk-la/model"],
+     "kk-la/model does not exist (run `polyembed train modular la` for 'kk' first)"),
+    ("modular-cla-no-tokenizer", ["train", "modular", "cla", "--language", "kk", "--student", "{tmp}/notokenizer"],
+     "notokenizer has no tokenizer"),
+    ("modular-cla-no-pivot", ["train", "modular", "cla", "--language", "kk", "--pivot", "{tmp}/en-se/model"],
+     "en-se/model does not exist (run `polyembed train modular se --language en` for 'en' first)"),
+    ("modular-single-no-pairs", ["train", "modular", "single", "--languages", "de,sw", "--max-steps", "1"],
+     "single model, language 'sw'"),
+    ("modular-all-pairs-not-a-model", ["train", "modular", "cla-all-pairs", "--encoders", "de={tmp}/afolder"],
+     "language 'de': {tmp}/afolder is not a sentence-transformers folder (run its SE stage first)"),
     ("mine-bad-backend", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
                           "--backend", "spark"], "--backend"),
     ("mine-workers-with-cache", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--workers", "2",
@@ -269,6 +280,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "afolder").mkdir()
     (tmp_path / "afolder" / "thesis.txt").write_text("not a model, not a run\n")
     (tmp_path / "emptyroot").mkdir()
+    (tmp_path / "notokenizer").mkdir()
+    (tmp_path / "notokenizer" / "modules.json").write_text("[]\n")
     (tmp_path / "good.txt").write_text("Hello world.\nDas ist ein Haus.\n", encoding="utf-8")
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "latin1.txt").write_bytes(b"fine\ncaf\xe9\n")

@@ -36,6 +36,7 @@ from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig
+from polyembed.methods.modular.stage import check_stage_start
 
 SENTENCE_COLUMN, LABEL_COLUMN = "sentence", "label"
 
@@ -68,8 +69,10 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
     if not config.language:
         raise origin.error("language", "no language given: set language (e.g. kk)")
     language = check_language(config.language, origin.where("language"))
+    check_stage_start(config.student, language, "CLA", "`polyembed train modular se`", origin.where("student"))
     if language == "en":
         raise origin.error("language", "English is the pivot: it gets no alignment adapter")
+    check_stage_start(config.pivot, "en", "CLA", "`polyembed train modular se --language en`", origin.where("pivot"))
     for index, name in enumerate(config.paraphrase_datasets):
         if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
             raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (these have: "

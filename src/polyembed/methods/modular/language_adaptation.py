@@ -26,6 +26,7 @@ from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import LANGUAGE_TEXT_DATASETS, LanguageAdaptationConfig
+from polyembed.methods.modular.stage import check_stage_start
 
 HEAD_FILE = "mlm_head.safetensors"
 TEXT_COLUMN = "text"
@@ -52,6 +53,9 @@ def prepare_text(config: LanguageAdaptationConfig, origin: ConfigOrigin | None =
     if not config.language:
         raise origin.error("language", "no language given: set language (e.g. kk)")
     language = check_language(config.language, origin.where("language"))
+    check_stage_start(config.student, language, "LA",
+                      "the vocabulary step (`polyembed models prune` or `models transfer-vocabulary`)",
+                      origin.where("student"))
     for index, name in enumerate(config.datasets):
         if name not in LANGUAGE_TEXT_DATASETS:
             raise origin.error(

@@ -21,6 +21,7 @@ from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import SentenceEncodingConfig
+from polyembed.methods.modular.stage import check_stage_start
 
 
 @dataclass
@@ -44,6 +45,7 @@ def prepare_paraphrases(config: SentenceEncodingConfig, origin: ConfigOrigin | N
     if not config.language:
         raise origin.error("language", "no language given: set language (e.g. kk)")
     language = check_language(config.language, origin.where("language"))
+    check_stage_start(config.student, language, "SE", "`polyembed train modular la`", origin.where("student"))
     for index, name in enumerate(config.paraphrase_datasets):
         if name not in PARAPHRASE_DATASETS:
             raise origin.error("paraphrase_datasets",
