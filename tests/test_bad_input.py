@@ -99,6 +99,15 @@ CASES: list[tuple[str, list[str], str]] = [
     ("prune-model-missing", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/m", "-m", "{tmp}/no-model"],
      "does not exist"),
     ("prepare-unknown-model", ["models", "prepare", "nope"], "unknown built-in model 'nope'"),
+    # ---- align
+    ("align-file-missing", ["align", "{tmp}/nothing.txt", "-o", "{tmp}/a.txt"], "nothing.txt"),
+    ("align-no-separator", ["align", "{tmp}/good.txt", "-o", "{tmp}/a.txt"],
+     "good.txt:1: expected 'source tokens ||| target tokens'"),
+    ("align-unequal-files", ["align", "{tmp}/good.txt", "{tmp}/one-line.txt", "-o", "{tmp}/a.txt"],
+     "good.txt:2: 2 source lines but 1 target lines"),
+    ("align-bad-method", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--method", "best", "-m", "minilm-en"],
+     "alignment method 'best'"),
+    ("align-bad-threshold", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--threshold", "2"], "--threshold"),
     # ---- data
     ("data-list-root-missing", ["data", "list", "--data-root", "{tmp}/nowhere"], "not a directory"),
     ("data-list-root-is-a-file", ["data", "list", "--data-root", "{tmp}/afile"], "not a directory"),
@@ -281,6 +290,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "afolder" / "thesis.txt").write_text("not a model, not a run\n")
     (tmp_path / "emptyroot").mkdir()
     (tmp_path / "notokenizer").mkdir()
+    (tmp_path / "one-line.txt").write_text("Hallo Welt.\n", encoding="utf-8")
+    (tmp_path / "pairs.txt").write_text("the house ||| das haus\n", encoding="utf-8")
     (tmp_path / "notokenizer" / "modules.json").write_text("[]\n")
     (tmp_path / "good.txt").write_text("Hello world.\nDas ist ein Haus.\n", encoding="utf-8")
     (tmp_path / "empty.txt").write_bytes(b"")
@@ -337,7 +348,7 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "data translate", "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
+            "data translate", "align", "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
     assert len(CASES) >= 90
 
 

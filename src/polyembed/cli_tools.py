@@ -152,3 +152,41 @@ def translate_command(
     translator = load_translator(model, source_code, target_code, max_length, num_beams)
     result = translate_file(source, output, translator, cross_lingual=cross_lingual, batch_size=batch_size)
     typer.echo(f"wrote {result.rows} rows to {result.output} ({result.sentences} distinct sentences translated)")
+
+
+@app.command("align")
+@clean_errors
+def align_command(
+    source: Annotated[Path, typer.Argument(help="'source ||| target' lines, or the source side (with TARGET).")],
+    target: Annotated[Path | None, typer.Argument(help="The target side, line-aligned with SOURCE.")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Pharaoh links, one line per pair, 0-indexed.")] = (
+        Path("alignment.txt")),
+    method: Annotated[str, typer.Option(help="argmax, itermax or match (embeddings), or eflomal (statistical).")] = (
+        "itermax"),
+    model: Annotated[str, typer.Option("--model", "-m", help="Encoder for the embedding methods.")] = "me5-small",
+    layer: Annotated[int, typer.Option(help="Hidden layer whose token vectors align (0: embeddings).", min=0)] = 8,
+    threshold: Annotated[float, typer.Option(help="Keep links scoring at least this ((cos+1)/2, 0..1).", min=0,
+                                             max=1)] = 0.0,
+    scores: Annotated[bool, typer.Option(help="Write i-j:score instead of i-j.")] = False,
+    symmetrization: Annotated[str, typer.Option(help="eflomal: grow-diag-final-and, intersection, union, forward "
+                                                "or reverse.")] = "grow-diag-final-and",
+    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+) -> None:
+    """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal)."""
+    from polyembed.alignment import EmbeddingAligner, eflomal_align, format_links, read_sentence_pairs
+    from polyembed.errors import PolyembedError
+    from polyembed.outputs import atomic_write
+
+    if not output.parent.is_dir():
+        raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
+    pairs = read_sentence_pairs(source, target)
+    if method == "eflomal":
+        alignments = eflomal_align(pairs, symmetrization)  # type: ignore[arg-type]
+    else:
+        aligner = EmbeddingAligner(model, layer=layer, method=method, batch_size=batch_size)  # type: ignore[arg-type]
+        alignments = aligner.align(pairs, show_progress=True)
+    with atomic_write(output) as handle:
+        for alignment in alignments:
+            links = alignment.links(threshold)
+            handle.write(format_links(links, alignment.scores if scores else None) + "\n")
+    typer.echo(f"wrote {len(alignments)} alignments to {output} ({method})")
