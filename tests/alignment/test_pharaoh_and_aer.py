@@ -45,9 +45,9 @@ def test_links_sure_possible_one_indexed_and_past_the_sentence(tmp_path: Path) -
     pairs = read_sentence_pairs(_write(tmp_path / "p.txt", "a b c ||| x y\n"))
     (gold,) = read_links(_write(tmp_path / "g.txt", "1-1 2p2 3-2\n"), one_indexed=True, pairs=pairs)
     assert gold.sure == {(0, 0), (2, 1)} and gold.possible == {(0, 0), (1, 1), (2, 1)}
-    with pytest.raises(DataError, match=r"bad.txt:1: '4-1' points past the sentence \(3 source, 2 target words\)"):
+    with pytest.raises(DataError, match=r"bad.txt:1: link 3-0 \(0-indexed\) points past the sentence \(3 source"):
         read_links(_write(tmp_path / "bad.txt", "1-1 4-1\n"), one_indexed=True, pairs=pairs)
-    with pytest.raises(DataError, match=r"odd.txt:1: 'a-b' is not a link"):
+    with pytest.raises(DataError, match=r"odd.txt:1: bad alignment link 'a-b'"):
         read_links(_write(tmp_path / "odd.txt", "a-b\n"))
     (kept,) = read_links(tmp_path / "bad.txt", one_indexed=True, pairs=pairs, skip_out_of_range=True)
     assert kept.sure == {(0, 0)}

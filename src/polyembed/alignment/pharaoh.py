@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polyembed.data.io import read_lines
+from polyembed.data.readers.alignment import parse_link_tokens
 from polyembed.errors import DataError
 
 Link = tuple[int, int]
@@ -65,22 +66,13 @@ def parse_links(line: str, path: Path, number: int, *, one_indexed: bool = False
                 lengths: tuple[int, int] | None = None) -> GoldAlignment:
     """One Pharaoh line: `i-j` sure links and `ipj` possible links (0-indexed unless `one_indexed`); with
     `lengths`, an index past either sentence is an error."""
-    gold = GoldAlignment()
-    offset = 1 if one_indexed else 0
-    for item in line.split():
-        sure = "-" in item
-        parts = item.split("-" if sure else "p")
-        if len(parts) != 2 or not all(part.isdigit() for part in parts):
-            raise DataError(path, number, f"'{item}' is not a link (expected i-j or ipj)")
-        link = (int(parts[0]) - offset, int(parts[1]) - offset)
-        if min(link) < 0:
-            raise DataError(path, number, f"'{item}': index 0 in a 1-indexed file")
-        if lengths is not None and (link[0] >= lengths[0] or link[1] >= lengths[1]):
-            raise DataError(path, number, f"'{item}' points past the sentence ({lengths[0]} source, {lengths[1]} "
-                                          "target words)")
-        gold.possible.add(link)
-        if sure:
-            gold.sure.add(link)
+    sure, possible_only = parse_link_tokens(path, number, line, 1 if one_indexed else 0)
+    gold = GoldAlignment(sure, sure | possible_only)
+    if lengths is not None:
+        for i, j in sorted(gold.possible):
+            if i >= lengths[0] or j >= lengths[1]:
+                raise DataError(path, number, f"link {i}-{j} (0-indexed) points past the sentence ({lengths[0]} "
+                                              f"source, {lengths[1]} target words)")
     return gold
 
 

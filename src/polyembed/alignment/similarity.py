@@ -84,15 +84,13 @@ def similarity_scores(source: np.ndarray, target: np.ndarray) -> np.ndarray:
     return (source @ target.T + 1.0) / 2.0
 
 
-class EmbeddingAligner:
-    """Aligns words with the contextual embeddings of a sentence-transformers or Hugging Face encoder."""
+class _TokenEncoder:
+    """One model's word vectors: the mean of each word's subword vectors at `layer`; a word cut off by
+    `max_length` gets a zero vector (it then scores 0.5 against everything)."""
 
-    def __init__(self, model: Any, layer: int = 8, method: Method = "itermax", batch_size: int = 32,
-                 max_length: int = 256) -> None:
+    def __init__(self, model: Any, layer: int, max_length: int) -> None:
         from polyembed.models.loading import as_sentence_transformer, load_model
 
-        if method not in METHODS:
-            raise PolyembedError(f"alignment method '{method}': choose from {', '.join(METHODS)}")
         encoder, _ = as_sentence_transformer(load_model(model) if isinstance(model, str) else model)
         self.tokenizer = encoder[0].tokenizer
         self.network = encoder[0].auto_model
@@ -101,17 +99,19 @@ class EmbeddingAligner:
             raise PolyembedError(f"layer {layer}: this encoder has hidden states 0 (embeddings) to {layers}")
         if not getattr(self.tokenizer, "is_fast", False):
             raise PolyembedError("word alignment needs a fast tokenizer (it maps subwords back to words)")
-        self.layer, self.method, self.batch_size, self.max_length = layer, method, batch_size, max_length
+        positions = getattr(self.network.config, "max_position_embeddings", max_length)
+        if getattr(self.network.config, "model_type", "") in ("roberta", "xlm-roberta"):
+            positions -= 2  # RoBERTa-style position ids start after the padding index
+        self.layer = layer
+        self.max_length = min(max_length, positions, int(min(self.tokenizer.model_max_length, 1e9)))
 
-    def word_vectors(self, sentences: Sequence[list[str]]) -> list[np.ndarray]:
-        """One (words x hidden) matrix per sentence: the mean of each word's subword vectors at `layer`; a
-        word cut off by `max_length` gets a zero vector (it then scores 0.5 against everything)."""
+    def word_vectors(self, sentences: Sequence[list[str]], batch_size: int) -> list[np.ndarray]:
         import torch
 
         out = []
         self.network.eval()
-        for start in range(0, len(sentences), self.batch_size):
-            batch = [list(words) for words in sentences[start : start + self.batch_size]]
+        for start in range(0, len(sentences), batch_size):
+            batch = [list(words) for words in sentences[start : start + batch_size]]
             encoded = self.tokenizer(batch, is_split_into_words=True, truncation=True, max_length=self.max_length,
                                      padding=True, return_tensors="pt")
             with torch.inference_mode():
@@ -127,6 +127,22 @@ class EmbeddingAligner:
                 out.append(vectors / counts.clip(1)[:, None])
         return out
 
+
+class EmbeddingAligner:
+    """Aligns words with the contextual embeddings of a sentence-transformers or Hugging Face encoder."""
+
+    def __init__(self, model: Any, layer: int = 8, method: Method = "itermax", batch_size: int = 32,
+                 max_length: int = 256, target_model: Any = None) -> None:
+        if method not in METHODS:
+            raise PolyembedError(f"alignment method '{method}': choose from {', '.join(METHODS)}")
+        self.source = _TokenEncoder(model, layer, max_length)
+        self.target = self.source if target_model is None else _TokenEncoder(target_model, layer, max_length)
+        self.layer, self.method, self.batch_size, self.max_length = layer, method, batch_size, max_length
+
+    def word_vectors(self, sentences: Sequence[list[str]]) -> list[np.ndarray]:
+        """One (words x hidden) matrix per sentence, from the source-side model (see `_TokenEncoder`)."""
+        return self.source.word_vectors(sentences, self.batch_size)
+
     def align(self, pairs: Sequence[SentencePair], show_progress: bool = False) -> list[WordAlignment]:
         """Links with scores for every pair."""
         from tqdm.auto import tqdm
@@ -136,8 +152,8 @@ class EmbeddingAligner:
         for start in tqdm(range(0, len(pairs), self.batch_size), desc=f"aligning ({self.method})",
                           disable=not show_progress):
             chunk = pairs[start : start + self.batch_size]
-            sources = self.word_vectors([p.source for p in chunk])
-            targets = self.word_vectors([p.target for p in chunk])
+            sources = self.source.word_vectors([p.source for p in chunk], self.batch_size)
+            targets = self.target.word_vectors([p.target for p in chunk], self.batch_size)
             for source, target in zip(sources, targets, strict=True):
                 scores = similarity_scores(source, target)
                 chosen = np.argwhere(pick(scores))

@@ -69,6 +69,13 @@ class EmbeddingProvider(ABC):
     def embed(self, sentences: Sequence[str], language: str | None = None, *, normalize: bool = True) -> np.ndarray:
         """Embeddings for sentences (rows in the same order), L2-normalised unless asked otherwise."""
 
+    def token_model(self, language: str | None = None) -> Any:
+        """The sentence-transformers model behind the run's encoder (for `language` when it routes), for tasks
+        that need token embeddings; a PolyembedError when the encoder has none."""
+        from polyembed.models.encoder import token_level_model
+
+        return token_level_model(getattr(self, "encoder", None), language)
+
     def save_figure(self, figure: Any, name: str) -> Path | None:
         """Save a matplotlib figure atomically under the run's figure folder (None when figures are off)."""
         if self.figure_dir is None:

@@ -65,6 +65,7 @@ SUITES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("kardes-xcopa", {}),
         ("geometry-kardes", {}),
         ("geometry-multi30k", {}),
+        ("word-alignment", {}),
     ],
 }
 

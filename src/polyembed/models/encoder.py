@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -88,3 +88,22 @@ class SentenceTransformerEncoder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder(name={self.name!r}, path={self.path!r})"
+
+
+def token_level_model(encoder: Any, language: str | None = None) -> Any:
+    """The sentence-transformers model behind an encoder, for tasks that need token embeddings (word
+    alignment): through embedding stores and wrappers, a bundle's encoder for `language` (with its adapters as
+    the bundle's mode sets them). Encoders without one (an ONNX export) raise a PolyembedError."""
+    from polyembed.errors import PolyembedError
+
+    seen = encoder
+    while True:
+        if hasattr(seen, "language_encoder"):
+            return seen.language_encoder(language)
+        if isinstance(seen, SentenceTransformerEncoder):
+            return seen.model
+        if hasattr(seen, "encoder") and seen.encoder is not seen:
+            seen = seen.encoder
+            continue
+        raise PolyembedError(f"{getattr(encoder, 'name', type(encoder).__name__)}: no token embeddings to align "
+                             "words with (an ONNX export has sentence vectors only; use the model folder)")

@@ -103,6 +103,16 @@ class ModularEncoder:
             self._encoders[language] = model
         return self._encoders[language]
 
+    def language_encoder(self, language: str | None) -> Any:
+        """The SentenceTransformer that encodes `language` (routing rules as for `encode`), its adapters set
+        for the bundle's default mode: token-level tasks such as word alignment use it."""
+        from polyembed.models.parallel_adapter import parallel_adapter_blocks, set_parallel_adapters_active
+
+        model = self._encoder(self._route(language))
+        if parallel_adapter_blocks(model):
+            set_parallel_adapters_active(model, self.config.default_mode == "cross")
+        return model
+
     def _route(self, language: str | None) -> str:
         code = normalize_language(language) if language else None
         if code in self.config.languages:

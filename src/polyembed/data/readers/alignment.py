@@ -60,7 +60,7 @@ class AlignmentExample:
     out_of_range: frozenset[Link] = field(default_factory=frozenset)
 
 
-def _parse_links(path: Path, line: int, text: str, offset: int) -> tuple[set[Link], set[Link]]:
+def parse_link_tokens(path: Path, line: int, text: str, offset: int) -> tuple[set[Link], set[Link]]:
     """`i-j` / `ipj` tokens -> (sure, possible-only) sets, subtracting `offset` from each index."""
     sure: set[Link] = set()
     possible: set[Link] = set()
@@ -126,7 +126,7 @@ def _read_awesome_align(folder: Path, stem: str, out_of_range: OutOfRange) -> li
         sides = text.split(" ||| ")
         if len(sides) != 2 or not sides[0].split() or not sides[1].split():
             raise DataError(text_path, number, "expected 'source tokens ||| target tokens'")
-        sure, possible = _parse_links(gold_path, number, gold, offset=1)
+        sure, possible = parse_link_tokens(gold_path, number, gold, offset=1)
         examples.append(_example(gold_path, number, sides[0].split(), sides[1].split(), sure, possible, out_of_range))
     return examples
 
@@ -189,7 +189,7 @@ def _read_simalign(folder: Path, out_of_range: OutOfRange) -> list[AlignmentExam
         for path, side in ((eng_path, eng), (deu_path, deu)):
             if key not in side:
                 raise DataError(gold_path, number, f"sentence id {key!r} not found in {path.name}")
-        sure, possible = _parse_links(gold_path, number, links, offset=0)
+        sure, possible = parse_link_tokens(gold_path, number, links, offset=0)
         examples.append(
             _example(gold_path, number, eng[key][1].split(), deu[key][1].split(), sure, possible, out_of_range)
         )

@@ -1,3 +1,3 @@
 """Built-in tasks; importing this package registers them."""
 
-from polyembed.eval.tasks import bias, geometry, mcqa, mining, retrieval, sts  # noqa: F401
+from polyembed.eval.tasks import alignment, bias, geometry, mcqa, mining, retrieval, sts  # noqa: F401
