@@ -48,6 +48,7 @@ SUITES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("xcopa", {"languages": ["et", "sw", "zh"]}),
         ("kardes-xcopa", {"languages": ["en", "kk", "ug"]}),
         ("geometry-multi30k", {}),
+        ("word-alignment", {"languages": ["de-en"]}),
     ],
     "full": [
         ("sts17", {}),
