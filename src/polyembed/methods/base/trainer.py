@@ -15,10 +15,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from sentence_transformers import SentenceTransformerTrainer
 from transformers import TrainerCallback
 
+from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
@@ -60,6 +63,31 @@ class TrainingJob:
     with parallel adapters: the plain encoder plus the adapter files)."""
     details: dict[str, Any] = field(default_factory=dict)
     """Method-specific facts for training.json (distillation: its sources and vocabulary transfer)."""
+
+
+HEAD_FILE = "mlm_head.safetensors"
+
+
+class LossHeadTrainer(SentenceTransformerTrainer):
+    """Saves the trainable head of the loss (`loss.head`, e.g. an MLM head, which belongs to the loss, not the
+    model) into every checkpoint and loads it back with the checkpoint. It is written with the model, before
+    trainer_state.json, so a checkpoint that counts as complete always has its head."""
+
+    def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+        from safetensors.torch import save_file
+
+        super()._save(output_dir, state_dict)
+        folder = Path(output_dir or self.args.output_dir)
+        save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / HEAD_FILE))
+
+    def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
+        from safetensors.torch import load_file
+
+        super()._load_from_checkpoint(checkpoint_path)
+        saved = Path(checkpoint_path) / HEAD_FILE
+        if not saved.is_file():
+            raise PolyembedError(f"{checkpoint_path}: no {HEAD_FILE}; the loss head cannot be restored")
+        self.loss.head.load_state_dict(load_file(str(saved)))
 
 
 @dataclass

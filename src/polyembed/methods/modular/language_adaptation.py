@@ -15,20 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentence_transformers import SentenceTransformerTrainer
-
 from polyembed.config import ConfigOrigin
 from polyembed.data.io import read_lines
 from polyembed.data.parallel_sources import check_language, load_parallel_sources
 from polyembed.data.root import data_root
-from polyembed.errors import NoTrainingDataError, PolyembedError
+from polyembed.errors import NoTrainingDataError
 from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.trainer import TrainingJob
+from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.modular.config import LANGUAGE_TEXT_DATASETS, LanguageAdaptationConfig
 from polyembed.methods.modular.stage import check_stage_start
 
-HEAD_FILE = "mlm_head.safetensors"
 TEXT_COLUMN = "text"
 
 
@@ -95,28 +92,6 @@ def prepare_text(config: LanguageAdaptationConfig, origin: ConfigOrigin | None =
     return LanguageText(language, train, unique[:heldout], origins)
 
 
-class MaskedLanguageModelingTrainer(SentenceTransformerTrainer):
-    """Saves the MLM head (which belongs to the loss, not the model) into every checkpoint and loads it back
-    with the checkpoint. It is written with the model, before trainer_state.json, so a checkpoint that counts
-    as complete always has its head."""
-
-    def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
-        from safetensors.torch import save_file
-
-        super()._save(output_dir, state_dict)
-        folder = Path(output_dir or self.args.output_dir)
-        save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / HEAD_FILE))
-
-    def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
-        from safetensors.torch import load_file
-
-        super()._load_from_checkpoint(checkpoint_path)
-        saved = Path(checkpoint_path) / HEAD_FILE
-        if not saved.is_file():
-            raise PolyembedError(f"{checkpoint_path}: no {HEAD_FILE}; the MLM head cannot be restored")
-        self.loss.head.load_state_dict(load_file(str(saved)))
-
-
 def build_job(
     config: LanguageAdaptationConfig, text: LanguageText, run: RunFolder, show_progress: bool
 ) -> TrainingJob:
@@ -145,7 +120,7 @@ def build_job(
         evaluator=evaluator,
         best_metric="eval_heldout_mlm_loss",
         greater_is_better=False,
-        trainer_class=MaskedLanguageModelingTrainer,
+        trainer_class=LossHeadTrainer,
         final_model=merge_lora if config.adapter == "lora" else None,
         details={"text": text.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},
