@@ -249,6 +249,13 @@ CASES: list[tuple[str, list[str], str]] = [
      "unknown language 'xq1'"),
     ("modular-pipeline-bad-vocabulary", ["train", "modular", "pipeline", "--vocabulary", "bpe"], "--vocabulary"),
     ("modular-pipeline-no-steps", ["train", "modular", "pipeline", "--la-steps", "0"], "--la-steps"),
+    ("wacse-unknown-objective", ["train", "wacse", "--objectives", "tr", "--objectives", "mlm"],
+     "'mlm' is not an objective"),
+    ("wacse-bad-aligner", ["train", "wacse", "--aligner", "giza"], "--aligner"),
+    ("wacse-vocabulary-transfer", ["train", "wacse", "--student-vocabulary", "transfer"],
+     "WACSE keeps the student's vocabulary"),
+    ("wacse-bad-bitext", ["train", "wacse", "--languages", "", "--datasets", "", "--parallel-files",
+                          "de={tmp}/good.txt"], "good.txt:1"),
     ("modular-pipeline-bad-preset", ["train", "modular", "pipeline", "--preset", "tiny"], "--preset"),
     ("modular-se-no-la-result", ["train", "modular", "se", "--language", "kk", "--student", "{tmp}/kk-la/model"],
      "kk-la/model does not exist (run `polyembed train modular la` for 'kk' first)"),
@@ -348,7 +355,8 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "data translate", "align", "train distill", "train modular", "demo", "mine", "serve", "export"} <= covered
+            "data translate", "align", "train distill", "train wacse", "train modular", "demo", "mine", "serve",
+            "export"} <= covered
     assert len(CASES) >= 90
 
 

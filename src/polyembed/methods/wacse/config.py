@@ -1,0 +1,46 @@
+"""Options of WACSE (Miao et al. 2024): YAML keys and CLI flags. The bitext options are the shared
+`BitextConfig`'s; the objectives, their weights and the word aligner are WACSE's own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from polyembed.config import option
+from polyembed.methods.base.config import BitextConfig
+
+LOW_RESOURCE_LANGUAGES = ["kk", "ug", "tt", "tk", "uz", "az", "sw"]
+"""Tatoeba-Challenge languages that LASER Tatoeba also tests (its test pairs are left out of training)."""
+
+
+@dataclass
+class WacseConfig(BitextConfig):
+    """One WACSE run: translation ranking plus the word-level objectives on aligned words of the bitext."""
+
+    languages: list[str] = option(LOW_RESOURCE_LANGUAGES, "Non-English languages to learn (ISO 639-1 or 639-3).")
+    datasets: list[str] = option(["tatoeba-challenge"], "Registry datasets to draw bitext from.")
+    student: str = option("me5-small", "The encoder to train (name or folder).")
+    objectives: list[str] = option(
+        ["tr", "awp", "wtr"], "Objectives: tr (translation ranking), awp (aligned word prediction), wtr (word "
+        "translation ranking); the paper's ablation trains tr alone, tr+awp and tr+wtr."
+    )
+    tr_weight: float = option(0.8, "alpha: weight of translation ranking (paper: 0.8).", minimum=0)
+    awp_weight: float = option(0.1, "beta: weight of aligned word prediction (paper: 0.1).", minimum=0)
+    wtr_weight: float = option(0.1, "gamma: weight of word translation ranking (paper: 0.1).", minimum=0)
+    scale: float = option(20.0, "Similarity scale of TR and WTR (1 / temperature; DAP: temperature 0.05).", above=0)
+    pooling: Literal["model", "cls"] = option(
+        "model", "Sentence vector: the model's own pooling, or the CLS token's hidden state (the paper)."
+    )
+    aligner: Literal["itermax", "argmax", "match", "eflomal"] = option(
+        "itermax", "Word aligner for the bitext: SimAlign-style from `aligner_model`, or eflomal."
+    )
+    aligner_model: str = option("me5-small", "Encoder whose token embeddings align words (frozen).")
+    aligner_layer: int = option(8, "Hidden layer of `aligner_model` used for alignment.", minimum=0)
+    alignment_threshold: float = option(
+        0.8, "Keep links scoring at least this ((cos+1)/2; the paper keeps WSPAlign links >= 0.9).", minimum=0,
+        maximum=1,
+    )
+    max_links: int = option(32, "Most aligned word pairs kept per sentence pair.", minimum=1)
+    learning_rate: float = option(5e-5, "Peak learning rate (paper: 5e-5).", above=0)
+    max_seq_length: int = option(32, "Maximum tokens per sentence (paper: 32).", minimum=8)
+    output_dir: str = option("runs/wacse", "Run folder: config.yaml, checkpoints/, model/, training.json.")

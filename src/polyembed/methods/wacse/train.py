@@ -1,0 +1,96 @@
+"""WACSE on the shared training layer: the bitext as the distillation method reads it, word alignments from
+the store (computed once), one loss with the three objectives, translation retrieval on held-out pairs as the
+dev measure that picks the checkpoint (as the paper does)."""
+
+from __future__ import annotations
+
+from polyembed.config import ConfigOrigin
+from polyembed.errors import PolyembedError
+from polyembed.methods.base.bitext import Bitext, prepare_bitext
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
+from polyembed.methods.wacse.config import WacseConfig
+
+WEIGHTS = {"tr": "tr_weight", "awp": "awp_weight", "wtr": "wtr_weight"}
+
+
+def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> Bitext:
+    """The bitext, read and split before any model loads, after the WACSE options are checked."""
+    origin = origin or ConfigOrigin()
+    if config.student_vocabulary != "keep":
+        raise origin.error("student_vocabulary", "WACSE keeps the student's vocabulary (aligned spans are the "
+                           "student's tokens); use 'keep'")
+    if not config.objectives:
+        raise origin.error("objectives", "no objective: choose from tr, awp, wtr")
+    for index, name in enumerate(config.objectives):
+        if name not in WEIGHTS:
+            raise origin.error("objectives", f"'{name}' is not an objective (choose from tr, awp, wtr)", index)
+    if all(getattr(config, WEIGHTS[name]) == 0 for name in config.objectives):
+        raise origin.error("objectives", "every chosen objective has weight 0")
+    return prepare_bitext(config, origin)
+
+
+def _weights(config: WacseConfig) -> dict[str, float]:
+    return {name: (getattr(config, attribute) if name in config.objectives else 0.0)
+            for name, attribute in WEIGHTS.items()}
+
+
+def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
+    """Student, alignments of the training pairs, labels of token spans and links, the loss, dev retrieval."""
+    from datasets import Dataset
+    from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
+    from sentence_transformers.sentence_transformer.modules import Pooling
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
+
+    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
+    from polyembed.methods.modular.stage import default_prompt
+    from polyembed.methods.wacse.alignments import align_bitext, link_label, word_token_spans
+    from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
+    from polyembed.models.loading import as_sentence_transformer, load_model
+
+    model, _ = as_sentence_transformer(load_model(config.student))
+    set_max_seq_length(model, config.max_seq_length)
+    apply_student_options(model, config)
+    if config.pooling == "cls":
+        model[1] = Pooling(model.get_embedding_dimension(), pooling_mode="cls")
+    english = [e for source in bitext.train for e in source.english]
+    other = [o for source in bitext.train for o in source.other]
+    weights = _weights(config)
+    needs_links = weights["awp"] > 0 or weights["wtr"] > 0
+    links = (align_bitext(english, other, config.aligner, config.aligner_model, config.aligner_layer,
+                          show_progress) if needs_links else [{} for _ in english])
+    prompt = default_prompt(model) or ""
+    tokenizer = model.tokenizer
+    size = model.max_seq_length
+    labels = []
+    for english_text, other_text, row_links in zip(english, other, links, strict=True):
+        labels.append(link_label(word_token_spans(tokenizer, english_text, prompt, size),
+                                 word_token_spans(tokenizer, other_text, prompt, size), row_links,
+                                 config.alignment_threshold, config.max_links, size).tolist())
+    kept = sum(sum(1 for link in label[2] if link[0] >= 0) for label in labels)
+    if needs_links and kept == 0:
+        raise PolyembedError(f"no word links at threshold {config.alignment_threshold}: lower alignment_threshold")
+    dev_english = [e for source in bitext.dev for e in source.english]
+    dev_other = [o for source in bitext.dev for o in source.other]
+    evaluator = TranslationEvaluator(dev_english, dev_other, batch_size=config.batch_size, name="dev",
+                                     show_progress_bar=False)
+    before = evaluator(model)
+    loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale)
+    if show_progress:
+        print(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
+              f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
+              f"objectives {', '.join(f'{k} {v}' for k, v in weights.items() if v)}")
+    return TrainingJob(
+        model=model,
+        train_dataset=Dataset.from_dict({"english": english, "other": other, "label": labels}),
+        loss=loss,
+        evaluator=evaluator,
+        best_metric="eval_dev_mean_accuracy",
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        trainer_class=LossHeadTrainer if loss.head is not None else None,
+        prompts=prompt or None,
+        details={"bitext": bitext.describe(), "weights": weights, "links_per_pair": kept / max(len(english), 1),
+                 "aligner": {"method": config.aligner, "model": config.aligner_model, "layer": config.aligner_layer,
+                             "threshold": config.alignment_threshold},
+                 "before": before},
+    )

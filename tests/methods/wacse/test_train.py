@@ -1,0 +1,76 @@
+"""`polyembed train wacse` on a tiny model and a bitext file: alignments from the store, the three objectives,
+the ablations, the MLM head in checkpoints, and options checked before any model loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polyembed.errors import PolyembedError
+from polyembed.methods.base.registry import train
+from tests.helpers import PAIRS, tiny_sentence_transformer
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("wacse")
+    bitext = root / "en-de.tsv"
+    bitext.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
+    return {"model": tiny_sentence_transformer(root / "base", seed=0, mask_token=True), "bitext": bitext}
+
+
+@pytest.fixture(autouse=True)
+def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _options(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
+    return {"student": str(tiny["model"]), "aligner_model": str(tiny["model"]), "aligner_layer": 1,
+            "languages": [], "datasets": [], "parallel_files": [f"de={tiny['bitext']}"], "dev_pairs_per_source": 16,
+            "dev_sts_pairs": 0, "alignment_threshold": 0.0, "batch_size": 8, "max_steps": 6, "eval_steps": 3,
+            "precision": "fp32", "output_dir": str(out), **extra}
+
+
+def test_all_three_objectives_train_and_the_head_is_checkpointed(tiny, tmp_path: Path) -> None:
+    result = train("wacse", show_progress=False, **_options(tiny, tmp_path / "run"))
+    assert result.steps == 6 and result.details["weights"] == {"tr": 0.8, "awp": 0.1, "wtr": 0.1}
+    assert result.details["links_per_pair"] >= 1
+    assert (tmp_path / "run" / "checkpoints" / "checkpoint-6" / "mlm_head.safetensors").is_file()
+    assert list((tmp_path / "cache" / "alignments").glob("*/store.sqlite"))  # aligned once, kept
+
+
+def test_translation_ranking_alone_needs_no_alignment(tiny, tmp_path: Path) -> None:
+    result = train("wacse", show_progress=False, **_options(tiny, tmp_path / "run", objectives=["tr"]))
+    assert result.details["weights"] == {"tr": 0.8, "awp": 0.0, "wtr": 0.0}
+    assert not (tmp_path / "cache" / "alignments").exists()
+    assert not (tmp_path / "run" / "checkpoints" / "checkpoint-6" / "mlm_head.safetensors").exists()
+
+
+def test_eflomal_aligns_the_corpus(tiny, tmp_path: Path) -> None:
+    result = train("wacse", show_progress=False,
+                   **_options(tiny, tmp_path / "run", aligner="eflomal", objectives=["tr", "wtr"], max_steps=2))
+    assert result.details["links_per_pair"] >= 1 and result.details["aligner"]["method"] == "eflomal"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"objectives": ["tr", "mlm"]}, "'mlm' is not an objective"),
+    ({"objectives": ["awp"], "awp_weight": 0.0}, "every chosen objective has weight 0"),
+    ({"student_vocabulary": "transfer"}, "WACSE keeps the student's vocabulary"),
+    ({"alignment_threshold": 1.5}, "alignment-threshold: 1.5 is out of range"),
+])
+def test_bad_options_stop_before_any_model_loads(tiny, tmp_path: Path, extra: dict, message: str) -> None:
+    with pytest.raises(PolyembedError, match=message):
+        train("wacse", show_progress=False, **_options(tiny, tmp_path / "run", **extra))
+    assert not (tmp_path / "run").exists()
+
+
+def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> None:
+    from tests.helpers import killed_and_uninterrupted_runs
+
+    options = _options(tiny, tmp_path / "unused", max_steps=12, eval_steps=4, save_total_limit=10)
+    a, b = killed_and_uninterrupted_runs("wacse", options, tmp_path, kill_at_step=8)
+    assert a["steps"] == b["steps"] == 12
+    for entry_a, entry_b in zip(a["history"], b["history"], strict=True):
+        assert entry_a["eval_dev_mean_accuracy"] == pytest.approx(entry_b["eval_dev_mean_accuracy"], abs=1e-6)
