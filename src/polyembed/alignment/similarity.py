@@ -84,7 +84,7 @@ def similarity_scores(source: np.ndarray, target: np.ndarray) -> np.ndarray:
     return (source @ target.T + 1.0) / 2.0
 
 
-class _TokenEncoder:
+class WordVectorEncoder:
     """One model's word vectors: the mean of each word's subword vectors at `layer`; a word cut off by
     `max_length` gets a zero vector (it then scores 0.5 against everything)."""
 
@@ -135,12 +135,12 @@ class EmbeddingAligner:
                  max_length: int = 256, target_model: Any = None) -> None:
         if method not in METHODS:
             raise PolyembedError(f"alignment method '{method}': choose from {', '.join(METHODS)}")
-        self.source = _TokenEncoder(model, layer, max_length)
-        self.target = self.source if target_model is None else _TokenEncoder(target_model, layer, max_length)
+        self.source = WordVectorEncoder(model, layer, max_length)
+        self.target = self.source if target_model is None else WordVectorEncoder(target_model, layer, max_length)
         self.layer, self.method, self.batch_size, self.max_length = layer, method, batch_size, max_length
 
     def word_vectors(self, sentences: Sequence[list[str]]) -> list[np.ndarray]:
-        """One (words x hidden) matrix per sentence, from the source-side model (see `_TokenEncoder`)."""
+        """One (words x hidden) matrix per sentence, from the source-side model (see `WordVectorEncoder`)."""
         return self.source.word_vectors(sentences, self.batch_size)
 
     def align(self, pairs: Sequence[SentencePair], show_progress: bool = False) -> list[WordAlignment]:
