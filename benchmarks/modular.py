@@ -111,7 +111,7 @@ def _routing_accuracy(languages: list[str], rows: int) -> dict[str, float]:
 
 
 def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_length: int, max_pairs: int,
-        max_rows: int) -> None:
+        max_rows: int, baselines: bool = True) -> None:
     from sentence_transformers import SentenceTransformer
 
     from polyembed.config import build_config
@@ -133,21 +133,23 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
     pipeline = run_pipeline(config)
     shared = {"student": BASE, "languages": [PIVOT, *languages], "batch_size": batch_size,
               "max_seq_length": max_seq_length, "seed": seed}
-    singles = {
-        "single-m": run_stage("modular-single", out / "single-m", True, pairs="monolingual",
-                              max_steps=steps * (len(languages) + 1), **shared),
-        "single-c": run_stage("modular-single", out / "single-c", True, pairs="cross-lingual",
-                              max_steps=steps * len(languages), **shared),
-    }
-    singles["single-mc"] = run_stage("modular-single", out / "single-mc", True, pairs="cross-lingual",
-                                     max_steps=steps * len(languages),
-                                     **{**shared, "student": singles["single-m"]["model_dir"]})
+    singles: dict[str, dict[str, Any]] = {}
+    demo: dict[str, Any] = {}
     demo_folder = out / "demo-student"
-    if not (demo_folder / "training.json").is_file():
-        print("== the demo's distilled student")
-        demo_config, _ = build_config(DistillConfig, demo_config_path(), {"seed": seed, "output_dir": str(demo_folder)})
-        train("distill", demo_config, resume=(demo_folder / "config.yaml").is_file())
-    demo = json.loads((demo_folder / "training.json").read_text(encoding="utf-8"))
+    if baselines:
+        singles["single-m"] = run_stage("modular-single", out / "single-m", True, pairs="monolingual",
+                                        max_steps=steps * (len(languages) + 1), **shared)
+        singles["single-c"] = run_stage("modular-single", out / "single-c", True, pairs="cross-lingual",
+                                        max_steps=steps * len(languages), **shared)
+        singles["single-mc"] = run_stage("modular-single", out / "single-mc", True, pairs="cross-lingual",
+                                         max_steps=steps * len(languages),
+                                         **{**shared, "student": singles["single-m"]["model_dir"]})
+        if not (demo_folder / "training.json").is_file():
+            print("== the demo's distilled student")
+            demo_config, _ = build_config(DistillConfig, demo_config_path(),
+                                          {"seed": seed, "output_dir": str(demo_folder)})
+            train("distill", demo_config, resume=(demo_folder / "config.yaml").is_file())
+        demo = json.loads((demo_folder / "training.json").read_text(encoding="utf-8"))
 
     pruned = out / "pruned-bundle"
     if not pruned.is_dir():
@@ -161,8 +163,9 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
         **{name: (lambda stage=stage_run: load_model(stage["model_dir"])) for name, stage_run in singles.items()},
         "multi-m": lambda: bundle.with_mode("mono"),
         "multi-mc": lambda: bundle.with_mode("cross"),
-        "demo-student": lambda: load_model(demo["model_dir"]),
     }
+    if demo:
+        models["demo-student"] = lambda: load_model(demo["model_dir"])
     tasks = _tasks(languages, max_pairs, max_rows)
     evaluations = _load_json(out / "evaluations.json") or {}
     for name, make in models.items():
@@ -183,7 +186,8 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
         "base_parameters": pipeline["base_parameters"],
         "encoders": {code: {"parameters": row["encoder_parameters"], "stages": row["stages"]}
                      for code, row in stages.items()},
-        "singles": {name: {key: run_[key] for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir")}
+        "singles": {name: {key: run_.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir",
+                                                          "resumed")}
                     for name, run_ in singles.items()},
         "demo_student": {key: demo.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir")},
         "scores": evaluations,
@@ -320,9 +324,13 @@ def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
         share = encoder["parameters"] / seeds[0]["base_parameters"]
         for stage in encoder["stages"]:
             runs = [seed["encoders"][code]["stages"][stage] for seed in seeds]
+            resumed = "*" if any(r.get("resumed") for r in runs) else ""
             lines.append(f"| {code} | {encoder['parameters']:,} ({share:.0%}) | {stage} | {runs[0]['steps']} | "
-                         f"{_fmt([r['wall_seconds'] for r in runs])} | {_fmt([r['peak_memory_mb'] for r in runs])} |")
+                         f"{_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
+                         f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
     for name in ("single-m", "single-c", "single-mc"):
+        if not all(name in seed["singles"] for seed in seeds):
+            continue
         runs = [seed["singles"][name] for seed in seeds]
         lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} | "
                      f"{_fmt([r['wall_seconds'] for r in runs])} | {_fmt([r['peak_memory_mb'] for r in runs])} |")
@@ -354,10 +362,13 @@ def render() -> None:
         return
     first = seeds[0]
     languages = first["languages"]
-    multi_m, single_m = ({code: _mean([s["per_language"][name][code]["mono"] for s in seeds])
-                          for code in [PIVOT, *languages]} for name in ("multi-m", "single-m"))
-    winners = ", ".join(f"{code} {'Multi_m' if multi_m[code] > single_m[code] else 'Single_m'} "
-                        f"({multi_m[code] - single_m[code]:+.1f})" for code in [PIVOT, *languages])
+    if all("single-m" in s["per_language"] for s in seeds):
+        multi_m, single_m = ({code: _mean([s["per_language"][name][code]["mono"] for s in seeds])
+                              for code in [PIVOT, *languages]} for name in ("multi-m", "single-m"))
+        winners = ", ".join(f"{code} {'Multi_m' if multi_m[code] > single_m[code] else 'Single_m'} "
+                            f"({multi_m[code] - single_m[code]:+.1f})" for code in [PIVOT, *languages])
+    else:
+        winners = "not measured yet (the Single baselines have not run for every seed)"
     routing = {code: _fmt([s["routing_accuracy"].get(code, math.nan) for s in seeds])
                for code in [PIVOT, *languages]}
     section = [
@@ -384,7 +395,8 @@ def render() -> None:
         f"Tatoeba sentences: {', '.join(f'{code} {value} %' for code, value in routing.items())}.",
         "",
         *_vocabulary_lines(),
-        "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark):",
+        "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark; "
+        "`*`: a stage resumed after an interruption, whose time covers the resumed part only):",
         "",
         *_cost_table(seeds),
         "",
@@ -405,6 +417,8 @@ def main() -> None:
     one.add_argument("--max-seq-length", type=int, default=64)
     one.add_argument("--max-pairs", type=int, default=500, help="STS pairs per evaluation subset")
     one.add_argument("--max-rows", type=int, default=500, help="Tatoeba rows per language")
+    one.add_argument("--no-baselines", dest="baselines", action="store_false",
+                     help="the pipeline only: no Single baselines, no demo student (a later full run adds them)")
     vocab = commands.add_parser("vocabulary", help="one language with a new vocabulary against the pruned one")
     vocab.add_argument("--seed", type=int, default=0)
     vocab.add_argument("--language", default="kk")
@@ -413,7 +427,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "run":
         run(args.seed, args.steps, args.languages, args.batch_size, args.max_seq_length, args.max_pairs,
-            args.max_rows)
+            args.max_rows, args.baselines)
     elif args.command == "vocabulary":
         vocabulary(args.seed, args.language, args.vocabulary_size)
     else:

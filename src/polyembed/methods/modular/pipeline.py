@@ -100,7 +100,8 @@ def run_stage(method: str, folder: Path, show_progress: bool, **options: Any) ->
     resume = (folder / "config.yaml").is_file()
     result = train(method, resume=resume, show_progress=show_progress, output_dir=str(folder), **options)
     out = result.to_dict()
-    out["wall_seconds"] = round(time.perf_counter() - started, 1)
+    out["wall_seconds"] = round(time.perf_counter() - started, 1)  # of this call: a resumed run's part only
+    out["resumed"] = resume
     with atomic_write(summary) as handle:  # the wall time joins the stage's own summary
         handle.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     return out
@@ -266,7 +267,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
             language: {
                 "encoder_parameters": _parameters(encoders[language]),
                 "stages": {name: {key: run.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "best",
-                                                                  "model_dir")}
+                                                                  "model_dir", "resumed")}
                            for name, run in stages[language].items()},
             }
             for language in stages
