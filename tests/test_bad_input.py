@@ -266,6 +266,12 @@ CASES: list[tuple[str, list[str], str]] = [
      "notokenizer has no tokenizer"),
     ("modular-cla-no-pivot", ["train", "modular", "cla", "--language", "kk", "--pivot", "{tmp}/en-se/model"],
      "en-se/model does not exist (run `polyembed train modular se --language en` for 'en' first)"),
+    ("emmax-one-rank", ["train", "emmax", "warmup", "--ranks", "1"], "--ranks: 1 is out of range"),
+    ("emmax-bad-classifier", ["train", "emmax", "warmup", "--classifier", "svm"], "--classifier"),
+    ("emmax-em-no-student", ["train", "emmax", "em"], "set student to the warm-up's model folder"),
+    ("emmax-em-not-warmed-up", ["train", "emmax", "em", "--student", "{tmp}/afolder"], "no emmax_classifier.json"),
+    ("emmax-em-empty-text", ["train", "emmax", "em", "--student", "{tmp}/afolder", "--text-files",
+                             "sw={tmp}/empty.txt"], "empty.txt: no sentences"),
     ("modular-single-no-pairs", ["train", "modular", "single", "--languages", "de,sw", "--max-steps", "1"],
      "single model, language 'sw'"),
     ("modular-all-pairs-not-a-model", ["train", "modular", "cla-all-pairs", "--encoders", "de={tmp}/afolder"],
@@ -358,7 +364,7 @@ def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
-            "data translate", "align", "train distill", "train wacse", "train modular", "demo", "mine", "serve",
+            "data translate", "align", "train distill", "train wacse", "train modular", "train emmax", "demo", "mine", "serve",
             "export"} <= covered
     assert len(CASES) >= 90
 

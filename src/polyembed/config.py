@@ -146,11 +146,16 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
     return {str(key): value for key, value in values.items()}, origin
 
 
+def _accepts_float(annotation: Any) -> bool:
+    """float, or a union with float (`float | None`); not a list of floats."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    return annotation is float or (union and float in typing.get_args(annotation))
+
+
 def _float_from_text(value: Any, annotation: Any) -> Any:
     """'2e-5' as a float: PyYAML (YAML 1.1) reads exponent notation without a dot as text, and every
     Hugging Face user writes learning rates that way."""
-    accepts_float = annotation is float or float in typing.get_args(annotation)
-    if accepts_float and isinstance(value, str):
+    if _accepts_float(annotation) and isinstance(value, str):
         try:
             number = float(value)
         except ValueError:
@@ -197,7 +202,7 @@ def _field_validator(cls: type, name: str) -> tuple[TypeAdapter, dict[str, float
         "le": bounds.get("maximum"),
         "lt": bounds.get("below"),
     }
-    if hint is float or float in typing.get_args(hint):
+    if _accepts_float(hint):
         constraints["allow_inf_nan"] = False
     annotated = Annotated[hint, Field(**{k: v for k, v in constraints.items() if v is not None})]
     return TypeAdapter(annotated, config=ConfigDict(strict=True)), bounds

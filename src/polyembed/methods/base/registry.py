@@ -24,7 +24,12 @@ from polyembed.methods.base.distributed import is_main_process, main_process_fir
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
 
-BUILTIN_METHOD_MODULES = ("polyembed.methods.distill", "polyembed.methods.modular", "polyembed.methods.wacse")
+BUILTIN_METHOD_MODULES = (
+    "polyembed.methods.distill",
+    "polyembed.methods.modular",
+    "polyembed.methods.wacse",
+    "polyembed.methods.emmax",
+)
 PLUGIN_ENV_VAR = "POLYEMBED_METHODS"
 ENTRY_POINT_GROUP = "polyembed.methods"
 

@@ -53,6 +53,9 @@ class TrainingJob:
     rows_in_steps: Any = None
     """`rows_in_steps(n)`: training rows in the first n steps, exact across a resume (default n x batch)."""
     prompts: Any = None
+    learning_rate_mapping: dict[str, float] | None = None
+    """Parameter-name pattern -> learning rate, over the loss module's parameters (`model.` for the encoder,
+    e.g. `head.` for a trainable part of the loss), as sentence-transformers' `learning_rate_mapping`."""
     trainer_class: Any = None
     callbacks: list[Any] = field(default_factory=list)
     final_model: Any = None
@@ -71,22 +74,25 @@ HEAD_FILE = "mlm_head.safetensors"
 class LossHeadTrainer(SentenceTransformerTrainer):
     """Saves the trainable head of the loss (`loss.head`, e.g. an MLM head, which belongs to the loss, not the
     model) into every checkpoint and loads it back with the checkpoint. It is written with the model, before
-    trainer_state.json, so a checkpoint that counts as complete always has its head."""
+    trainer_state.json, so a checkpoint that counts as complete always has its head. `head_file` names the
+    file (a subclass whose head is not an MLM head names its own)."""
+
+    head_file = HEAD_FILE
 
     def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
         from safetensors.torch import save_file
 
         super()._save(output_dir, state_dict)
         folder = Path(output_dir or self.args.output_dir)
-        save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / HEAD_FILE))
+        save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / self.head_file))
 
     def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
         from safetensors.torch import load_file
 
         super()._load_from_checkpoint(checkpoint_path)
-        saved = Path(checkpoint_path) / HEAD_FILE
+        saved = Path(checkpoint_path) / self.head_file
         if not saved.is_file():
-            raise PolyembedError(f"{checkpoint_path}: no {HEAD_FILE}; the loss head cannot be restored")
+            raise PolyembedError(f"{checkpoint_path}: no {self.head_file}; the loss head cannot be restored")
         self.loss.head.load_state_dict(load_file(str(saved)))
 
 
@@ -159,6 +165,8 @@ def fit(
         extra["multi_dataset_batch_sampler"] = job.multi_dataset_batch_sampler
     if job.router_mapping is not None:
         extra["router_mapping"] = job.router_mapping
+    if job.learning_rate_mapping:
+        extra["learning_rate_mapping"] = job.learning_rate_mapping
     args = SentenceTransformerTrainingArguments(
         output_dir=str(run.checkpoints),
         per_device_train_batch_size=config.batch_size,

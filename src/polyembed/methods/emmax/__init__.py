@@ -1,0 +1,47 @@
+"""EMMA-X (Guo et al. 2023): a semantic-rank classifier and the encoder supervise each other in an EM loop on
+non-parallel text, after a warm-up of both on parallel pairs. Two stages: `polyembed train emmax warmup`
+(phase 1) and `polyembed train emmax em` (phase 2, from the warm-up's model folder)."""
+
+from polyembed.methods.base.registry import TrainingMethod, register_method
+from polyembed.methods.emmax.classifier import FeedForwardRankClassifier, GaussianRankClassifier
+from polyembed.methods.emmax.config import EmmaxEmConfig, EmmaxWarmupConfig
+from polyembed.methods.emmax.losses import EmmaxEmLoss, EmmaxWarmupLoss
+from polyembed.methods.emmax.train import build_em, build_warmup, prepare_em, prepare_warmup
+
+PAPER = "https://arxiv.org/abs/2306.10386"
+
+WARMUP = register_method(
+    TrainingMethod(
+        name="emmax-warmup",
+        config_class=EmmaxWarmupConfig,
+        prepare=prepare_warmup,
+        build=build_warmup,
+        summary="EMMA-X phase 1: the encoder with InfoNCE on parallel pairs, the rank classifier (GMM or FCN) by "
+        "maximum likelihood on translations, outliers and mixup examples between them.",
+        paper=PAPER,
+        cli_group="emmax",
+    )
+)
+EM = register_method(
+    TrainingMethod(
+        name="emmax-em",
+        config_class=EmmaxEmConfig,
+        prepare=prepare_em,
+        build=build_em,
+        summary="EMMA-X phase 2: EM on non-parallel text; the classifier's ranks train the encoder (ranking "
+        "InfoNCE over a MoCo queue), the encoder's similarity ranks train the classifier.",
+        paper=PAPER,
+        cli_group="emmax",
+    )
+)
+
+__all__ = [
+    "EM",
+    "WARMUP",
+    "EmmaxEmConfig",
+    "EmmaxEmLoss",
+    "EmmaxWarmupConfig",
+    "EmmaxWarmupLoss",
+    "FeedForwardRankClassifier",
+    "GaussianRankClassifier",
+]

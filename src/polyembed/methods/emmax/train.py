@@ -1,0 +1,270 @@
+"""EMMA-X's two phases on the shared training layer. Phase 1 (`emmax-warmup`) reads bitext like every parallel
+method; phase 2 (`emmax-em`) reads monolingual text: the sides of the registry bitext of its languages, each
+side shuffled on its own so no pair stays aligned, plus the user's text files. Both keep translation retrieval
+on held-out bitext as the dev measure that picks the checkpoint, and report the classifier's dev accuracy
+(rank 1 for a translation, rank N for a mismatched pair); phase 2 also reports the share of each rank among
+the pairs the classifier labelled since the previous evaluation (the ranks must not collapse into one)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from polyembed.config import ConfigOrigin
+from polyembed.data.io import read_lines
+from polyembed.data.parallel_sources import ParallelFileSpec, check_language, load_parallel_sources, split_dev
+from polyembed.data.root import data_root
+from polyembed.errors import NoTrainingDataError, PolyembedError
+from polyembed.methods.base.bitext import Bitext, prepare_bitext
+from polyembed.methods.base.run import RunFolder
+from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
+from polyembed.methods.emmax.config import EmmaxEmConfig, EmmaxWarmupConfig
+
+STATE_FILE = "emmax_state.safetensors"
+CLASSIFIER_PARAMETERS = r"^head\.classifier\."
+
+
+class EmmaxTrainer(LossHeadTrainer):
+    """Checkpoints carry the loss's state (classifier; in phase 2 also the key encoder, the queue and s_r),
+    and that state trains without weight decay (the paper optimises the classifier with plain Adam)."""
+
+    head_file = STATE_FILE
+
+    def get_decay_parameter_names(self, model: Any) -> list[str]:
+        return [name for name in super().get_decay_parameter_names(model) if not name.startswith("head.")]
+
+
+def default_temperatures(ranks: int) -> list[float]:
+    """0.05 for rank 1 up to 0.1 for rank N, spaced linearly (the authors' code, in the paper's rank order)."""
+    return [round(0.05 + 0.05 * r / (ranks - 1), 6) for r in range(ranks)]
+
+
+def check_temperatures(temperatures: list[float], ranks: int, origin: ConfigOrigin) -> list[float]:
+    """The configured temperatures, or the default ones; N values, strictly increasing (tau_1 < ... < tau_N)."""
+    if not temperatures:
+        return default_temperatures(ranks)
+    if len(temperatures) != ranks:
+        raise origin.error("temperatures", f"{len(temperatures)} values for {ranks} ranks: give one per rank")
+    for index, value in enumerate(temperatures):
+        if not math.isfinite(value) or value <= 0:
+            raise origin.error("temperatures", f"{value!r} is not a positive number", index)
+    for index in range(1, ranks):
+        if temperatures[index] <= temperatures[index - 1]:
+            raise origin.error("temperatures", f"not increasing at rank {index + 1} ({temperatures[index - 1]:g} "
+                               f"then {temperatures[index]:g}): the paper needs tau_1 < ... < tau_N", index)
+    return list(temperatures)
+
+
+# ------------------------------------------------------------------------------------------------- phase 1
+
+
+def prepare_warmup(config: EmmaxWarmupConfig, origin: ConfigOrigin | None = None) -> Bitext:
+    """The warm-up bitext, read and split before any model loads."""
+    origin = origin or ConfigOrigin()
+    if config.student_vocabulary != "keep":
+        raise origin.error("student_vocabulary", "EMMA-X keeps the student's vocabulary; use 'keep'")
+    return prepare_bitext(config, origin)
+
+
+def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
+    """Student, a new rank classifier, the warm-up loss and the dev evaluator."""
+    from datasets import Dataset
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
+
+    from polyembed.methods.emmax.classifier import build_classifier
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss
+
+    model, prompt = _student(config)
+    classifier = build_classifier(config.classifier, model.get_embedding_dimension(), config.ranks)
+    loss = EmmaxWarmupLoss(model, classifier, config.temperature, config.mixup_examples, config.label_smoothing)
+    english = [e for source in bitext.train for e in source.english]
+    other = [o for source in bitext.train for o in source.other]
+    evaluator = _evaluator(bitext, config.batch_size, loss)
+    if show_progress:
+        print(f"emmax warm-up: {len(english):,} pairs, {config.classifier} classifier with {config.ranks} ranks")
+    return TrainingJob(
+        model=model,
+        train_dataset=Dataset.from_dict({"english": english, "other": other}),
+        loss=loss,
+        evaluator=evaluator,
+        best_metric="eval_dev_mean_accuracy",
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        trainer_class=EmmaxTrainer,
+        learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
+        prompts=prompt or None,
+        save_model=_saver(loss),
+        details={"bitext": bitext.describe(), "classifier": config.classifier, "ranks": config.ranks},
+    )
+
+
+# ------------------------------------------------------------------------------------------------- phase 2
+
+
+@dataclass
+class EmText:
+    """Phase 2's input: shuffled monolingual sentences with their language, and held-out bitext for dev."""
+
+    sentences: list[str]
+    languages: list[str]
+    dev: Bitext
+    ranks: int
+    temperatures: list[float]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _text_file(spec: str, index: int, origin: ConfigOrigin) -> tuple[str, list[str]]:
+    """'LANG=FILE' -> the language and the file's non-empty lines (an empty file is an error naming it)."""
+    language, sep, path = spec.partition("=")
+    if not sep or not language.strip() or not path.strip():
+        raise origin.error("text_files", f"'{spec}': expected LANG=FILE", index)
+    code = check_language(language.strip(), origin.where("text_files", index))
+    lines = [line.strip() for line in read_lines(Path(path.strip()).expanduser(), allow_empty=True) if line.strip()]
+    if not lines:
+        raise origin.error("text_files", f"{path.strip()}: no sentences (the file is empty)", index)
+    return code, lines
+
+
+def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmText:
+    """Every sentence of phase 2, its dev bitext, N (from the warm-up's classifier) and the temperatures,
+    all checked before any model loads."""
+    from polyembed.methods.emmax.classifier import read_classifier_config
+
+    origin = origin or ConfigOrigin()
+    if config.student_vocabulary != "keep":
+        raise origin.error("student_vocabulary", "EMMA-X keeps the student's vocabulary; use 'keep'")
+    if not config.student:
+        raise origin.error("student", "set student to the warm-up's model folder (`polyembed train emmax warmup`)")
+    own_text = [_text_file(spec, index, origin) for index, spec in enumerate(config.text_files)]
+    if not Path(config.student).expanduser().is_dir():
+        raise origin.error("student", f"{config.student}: not a folder; the EM phase starts from the warm-up's "
+                           "model folder (it holds the rank classifier)")
+    try:
+        ranks = int(read_classifier_config(Path(config.student).expanduser())["ranks"])
+    except PolyembedError as err:
+        raise origin.error("student", str(err)) from err
+    temperatures = check_temperatures(config.temperatures, ranks, origin)
+    root = data_root(config.data_root) if config.datasets else None
+    by_language: dict[str, list[str]] = {}
+    sources = []
+    for index, code in enumerate(config.languages):
+        language = check_language(code, origin.where("languages", index))
+        with contextlib.suppress(NoTrainingDataError):  # text files may still bring its text: judged below
+            sources += load_parallel_sources([language], config.datasets, root,
+                                             max_pairs_per_source=config.max_pairs_per_source or None,
+                                             seed=config.seed)
+        by_language.setdefault(language, [])
+    files = []
+    for index, spec in enumerate(config.parallel_files):
+        try:
+            files.append(ParallelFileSpec.parse(spec))
+        except PolyembedError as err:
+            raise origin.error("parallel_files", str(err), index) from err
+    sources += load_parallel_sources([], [], None, files=files, max_pairs_per_source=config.max_pairs_per_source
+                                     or None, seed=config.seed)
+    train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
+    english: list[str] = []
+    for source in train:
+        by_language.setdefault(source.language, []).extend(source.other)
+        english += source.english
+    for code, lines in own_text:
+        by_language.setdefault(code, []).extend(lines)
+    if config.english_text and english:
+        by_language.setdefault("en", []).extend(english)
+    for index, code in enumerate(config.languages):
+        language = check_language(code)
+        if not by_language.get(language):
+            searched = ", ".join(config.datasets) or "no datasets"
+            raise origin.error("languages", f"'{code}': no text (no bitext in {searched} and no text file); add "
+                               f"text_files {language}=FILE", index)
+    if not dev:
+        raise origin.error("languages", "no held-out bitext for the dev measure: at least one language needs "
+                           "registry bitext (datasets) or parallel_files")
+    sentences: list[str] = []
+    languages: list[str] = []
+    counts: dict[str, int] = {}
+    for language, lines in by_language.items():
+        rng = random.Random(f"{config.seed}:emmax:{language}")
+        unique = list(dict.fromkeys(lines))
+        rng.shuffle(unique)  # each side on its own: a sentence and its translation no longer share a row
+        unique = unique[: config.max_sentences_per_language] if config.max_sentences_per_language else unique
+        sentences += unique
+        languages += [language] * len(unique)
+        counts[language] = len(unique)
+    order = list(range(len(sentences)))
+    random.Random(f"{config.seed}:emmax:mix").shuffle(order)
+    if len(order) < config.queue_size:
+        raise origin.error("queue_size", f"{config.queue_size} is more than the {len(order)} sentences of the text")
+    return EmText([sentences[i] for i in order], [languages[i] for i in order], Bitext(train=[], dev=dev), ranks,
+                  temperatures, counts)
+
+
+def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress: bool) -> TrainingJob:
+    """The warm-up's encoder and classifier, a queue filled with random sentences, the EM loss, dev retrieval."""
+    import torch
+    from datasets import Dataset
+
+    from polyembed.methods.emmax.classifier import load_classifier
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    model, prompt = _student(config)
+    classifier = load_classifier(Path(config.student).expanduser())
+    start = random.Random(f"{config.seed}:emmax:queue").sample(text.sentences, config.queue_size)
+    with torch.no_grad():
+        queue = model.encode(start, prompt=prompt or None, batch_size=config.batch_size, convert_to_tensor=True,
+                             normalize_embeddings=True, show_progress_bar=False).cpu()
+    loss = EmmaxEmLoss(model, classifier, queue, text.temperatures, config.momentum,
+                       config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing)
+    if show_progress:
+        shown = ", ".join(f"{code} {count:,}" for code, count in text.counts.items())
+        print(f"emmax EM: {len(text.sentences):,} sentences ({shown}); {classifier.kind} classifier, "
+              f"{classifier.ranks} ranks, queue {config.queue_size}, temperatures {text.temperatures}")
+    return TrainingJob(
+        model=model,
+        train_dataset=Dataset.from_dict({"text": text.sentences}),
+        loss=loss,
+        evaluator=_evaluator(text.dev, config.batch_size, loss),
+        best_metric="eval_dev_mean_accuracy",
+        trainer_class=EmmaxTrainer,
+        learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
+        prompts=prompt or None,
+        save_model=_saver(loss),
+        details={"sentences": text.counts, "ranks": classifier.ranks, "classifier": classifier.kind,
+                 "temperatures": text.temperatures, "dual_supervision": config.dual_supervision},
+    )
+
+
+# ------------------------------------------------------------------------------------------------- shared
+
+
+def _student(config: EmmaxWarmupConfig | EmmaxEmConfig) -> tuple[Any, str]:
+    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
+    from polyembed.methods.modular.stage import default_prompt
+    from polyembed.models.loading import as_sentence_transformer, load_model
+
+    model, _ = as_sentence_transformer(load_model(config.student))
+    set_max_seq_length(model, config.max_seq_length)
+    apply_student_options(model, config)
+    return model, default_prompt(model) or ""
+
+
+def _saver(loss: Any) -> Any:
+    """run/model: the encoder plus its rank classifier (the EM phase and users load it from there)."""
+    from polyembed.methods.emmax.classifier import save_classifier
+
+    def save(model: Any, folder: Path) -> None:
+        model.save(str(folder))
+        save_classifier(loss.classifier, folder)
+
+    return save
+
+
+def _evaluator(bitext: Bitext, batch_size: int, loss: Any) -> Any:
+    from polyembed.methods.emmax.evaluation import EmmaxEvaluator
+
+    english = [e for source in bitext.dev for e in source.english]
+    other = [o for source in bitext.dev for o in source.other]
+    return EmmaxEvaluator(english, other, loss, batch_size=batch_size)

@@ -1,0 +1,133 @@
+"""`polyembed train emmax warmup` then `emmax em` on a tiny model: the classifier travels in the model folder,
+the EM phase's state is checkpointed and resumed exactly, and bad input stops before any model loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from polyembed.errors import DataError, PolyembedError
+from polyembed.methods.base.registry import train
+from tests.helpers import PAIRS, tiny_sentence_transformer
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("emmax")
+    bitext = root / "en-de.tsv"
+    bitext.write_text("".join(f"{en}\t{de}\n" for en, de in PAIRS), encoding="utf-8")
+    text = root / "sw.txt"
+    text.write_text("".join(f"{de} sw\n" for _, de in PAIRS[:40]), encoding="utf-8")
+    model = tiny_sentence_transformer(root / "base", seed=0)
+    warmup = train("emmax-warmup", show_progress=False, **_warmup(model, bitext, root / "warmup"))
+    return {"model": model, "bitext": bitext, "text": text, "warmup": Path(warmup.model_dir),
+            "warmup_result": warmup.to_dict()}
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _warmup(model: Path, bitext: Path, out: Path, **extra: object) -> dict[str, object]:
+    return {"student": str(model), "languages": [], "datasets": [], "parallel_files": [f"de={bitext}"],
+            "dev_pairs_per_source": 16, "dev_sts_pairs": 0, "batch_size": 8, "max_steps": 12, "eval_steps": 6,
+            "precision": "fp32", "output_dir": str(out), **extra}
+
+
+def _em(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
+    return {"student": str(tiny["warmup"]), "languages": ["sw"], "datasets": [],
+            "parallel_files": [f"de={tiny['bitext']}"], "text_files": [f"sw={tiny['text']}"],
+            "dev_pairs_per_source": 16, "dev_sts_pairs": 0, "queue_size": 16, "batch_size": 8, "max_steps": 6,
+            "eval_steps": 3, "precision": "fp32", "output_dir": str(out), **extra}
+
+
+def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny) -> None:
+    result = tiny["warmup_result"]
+    assert result["steps"] == 12
+    assert (tiny["warmup"] / "emmax_classifier.json").is_file()
+    assert json.loads((tiny["warmup"] / "emmax_classifier.json").read_text())["ranks"] == 4
+    assert {"eval_dev_mean_accuracy", "eval_dev_classifier_accuracy"} <= set(result["history"][-1])
+    from safetensors.torch import load_file
+
+    from polyembed.methods.emmax.classifier import GaussianRankClassifier
+
+    trained = load_file(str(tiny["warmup"] / "emmax_classifier.safetensors"))
+    initial = GaussianRankClassifier(32, 4).state_dict()
+    assert not trained["log_std"].equal(initial["log_std"])  # the classifier's own learning rate moved it
+
+
+def test_em_phase_reads_text_files_and_reports_rank_shares(tiny, tmp_path: Path) -> None:
+    result = train("emmax-em", show_progress=False, **_em(tiny, tmp_path / "em"))
+    assert result.steps == 6
+    assert result.details["sentences"]["sw"] == 40 and result.details["sentences"]["en"] > 0
+    entry = result.history[-1]
+    shares = [entry[f"eval_dev_rank_{r}_share"] for r in range(1, 5)]
+    assert sum(shares) == pytest.approx(1.0)
+    checkpoint = tmp_path / "em" / "checkpoints" / "checkpoint-6" / "emmax_state.safetensors"
+    from safetensors.torch import load_file
+
+    state = load_file(str(checkpoint))
+    assert state["queue"].shape == (16, 32) and "queue_position" in state
+    assert any(key.startswith("key_encoder.") for key in state)
+    assert (tmp_path / "em" / "model" / "emmax_classifier.json").is_file()
+
+
+def test_em_without_dual_supervision_keeps_the_warmup_classifier(tiny, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    train("emmax-em", show_progress=False, **_em(tiny, tmp_path / "em", dual_supervision=False, max_steps=3))
+    before = load_file(str(tiny["warmup"] / "emmax_classifier.safetensors"))
+    after = load_file(str(tmp_path / "em" / "model" / "emmax_classifier.safetensors"))
+    for name, tensor in before.items():
+        assert after[name].equal(tensor)
+
+
+def test_fcn_classifier_and_two_ranks(tiny, tmp_path: Path) -> None:
+    warmup = train("emmax-warmup", show_progress=False,
+                   **_warmup(tiny["model"], tiny["bitext"], tmp_path / "warmup", classifier="fcn", ranks=2,
+                             max_steps=3))
+    result = train("emmax-em", show_progress=False,
+                   **_em({**tiny, "warmup": Path(warmup.model_dir)}, tmp_path / "em", max_steps=3))
+    assert result.details["classifier"] == "fcn" and result.details["temperatures"] == [0.05, 0.1]
+
+
+@pytest.mark.parametrize(("extra", "error", "message"), [
+    ({"temperatures": [0.05, 0.06]}, PolyembedError, "2 values for 4 ranks"),
+    ({"temperatures": [0.05, 0.07, 0.06, 0.08]}, PolyembedError, "not increasing at rank 3"),
+    ({"languages": ["sw", "yo"]}, PolyembedError, "'yo': no text"),
+    ({"text_files": ["sw=EMPTY"]}, PolyembedError, "no sentences"),
+    ({"text_files": ["sw=MISSING"]}, DataError, "missing.txt: file not found"),
+    ({"queue_size": 5000}, PolyembedError, "more than the"),
+])
+def test_bad_em_input_stops_before_any_model_loads(tiny, tmp_path: Path, extra: dict, error: type,
+                                                   message: str) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    if "text_files" in extra:
+        extra = {"text_files": [spec.replace("EMPTY", str(empty)).replace("MISSING", str(tmp_path / "missing.txt"))
+                                for spec in extra["text_files"]]}
+    with pytest.raises(error, match=message):
+        train("emmax-em", show_progress=False, **_em(tiny, tmp_path / "run", **extra))
+    assert not (tmp_path / "run").exists()
+
+
+def test_em_needs_a_warmup_model_and_at_least_two_ranks(tiny, tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="no emmax_classifier.json"):
+        train("emmax-em", show_progress=False, **_em({**tiny, "warmup": tiny["model"]}, tmp_path / "run"))
+    with pytest.raises(PolyembedError, match="ranks: 1 is out of range"):
+        train("emmax-warmup", show_progress=False, **_warmup(tiny["model"], tiny["bitext"], tmp_path / "w", ranks=1))
+    assert not (tmp_path / "run").exists() and not (tmp_path / "w").exists()
+
+
+def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> None:
+    from tests.helpers import killed_and_uninterrupted_runs
+
+    options = _em(tiny, tmp_path / "unused", max_steps=12, eval_steps=4, save_total_limit=10)
+    a, b = killed_and_uninterrupted_runs("emmax em", options, tmp_path, kill_at_step=8)
+    assert a["steps"] == b["steps"] == 12
+    for entry_a, entry_b in zip(a["history"], b["history"], strict=True):
+        for key in ("eval_dev_mean_accuracy", "eval_dev_classifier_accuracy", "eval_dev_rank_1_similarity"):
+            assert entry_a[key] == pytest.approx(entry_b[key], abs=1e-6)
