@@ -221,3 +221,18 @@ def test_key_value_options_are_parsed_one_way() -> None:
     assert parse_option_value("inf") == "inf" and parse_option_value("[1, 2.5]") == [1, 2.5]
     with pytest.raises(PolyembedError, match="--task-arg expects KEY=VALUE, got 'novalue'"):
         parse_key_values(["novalue"], "--task-arg")
+
+
+@dataclasses.dataclass
+class _Floats:
+    rates: list[float] = option([], "Some rates.")
+    rate: float | None = option(None, "One rate.")
+
+
+def test_a_list_of_floats_is_checked_item_by_item(tmp_path: Path) -> None:
+    config, _ = build_config(_Floats, write(tmp_path, "rates: [0.05, 1e-1]\nrate: 2e-5\n"))
+    assert config.rates == [0.05, 0.1] and config.rate == 2e-5
+    with pytest.raises(DataError, match=r"run.yaml:1: rates: expected a list of float"):
+        build_config(_Floats, write(tmp_path, "rates: [0.05, high]\n"))
+    with pytest.raises(PolyembedError, match="rate: nan is out of range"):
+        build_config(_Floats, None, {"rate": float("nan")})

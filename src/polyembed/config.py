@@ -154,7 +154,9 @@ def _accepts_float(annotation: Any) -> bool:
 
 def _float_from_text(value: Any, annotation: Any) -> Any:
     """'2e-5' as a float: PyYAML (YAML 1.1) reads exponent notation without a dot as text, and every
-    Hugging Face user writes learning rates that way."""
+    Hugging Face user writes learning rates that way (the items of a list of floats too)."""
+    if typing.get_origin(annotation) is list and isinstance(value, list):
+        return [_float_from_text(item, typing.get_args(annotation)[0]) for item in value]
     if _accepts_float(annotation) and isinstance(value, str):
         try:
             number = float(value)

@@ -198,7 +198,7 @@ class EmmaxEmLoss(nn.Module):
         if self.dual_supervision:
             losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), encoder_ranks,
                                           self.label_smoothing)
-        if self.training:
+        if self.model.training:  # a training step, not an evaluation: the state moves on
             self._after_step(features[0], similarities.detach(), classifier_ranks)
         return losses
 
