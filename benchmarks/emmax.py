@@ -146,9 +146,15 @@ def _evaluate(models: dict[str, str], full: bool, path: Path) -> dict[str, dict[
     return evaluations
 
 
+CLASSIFIER_LEARNING_RATE = 3e-3
+"""Fixed when the first seed started, after one seed of `classifier` (3e-3 and 1e-3 within a point); the
+second seed then favoured 1e-3, the library's default now. Kept here so every seed runs the same recipe."""
+
+
 def _common(seed: int, batch_size: int) -> dict[str, Any]:
     return {"batch_size": batch_size, "max_seq_length": 64, "freeze_embeddings": True, "seed": seed,
-            "datasets": ["tatoeba-challenge"], "dev_sts_pairs": 0}
+            "datasets": ["tatoeba-challenge"], "dev_sts_pairs": 0,
+            "classifier_learning_rate": CLASSIFIER_LEARNING_RATE}
 
 
 def _phases(seed: int, out: Path, warmup_steps: int, em_steps: int, max_pairs: int, batch_size: int,
