@@ -46,7 +46,8 @@ ROWS = {"base": "me5-small", "warmup": "phase 1 (warm-up)", "warmup-continued": 
         "em": "phase 1 + phase 2 (EM)"}
 ABLATIONS = {"ranks-2": ("N = 2", {"ranks": 2}, {}), "ranks-8": ("N = 8", {"ranks": 8}, {}),
              "fcn": ("FCN classifier", {"classifier": "fcn"}, {}),
-             "no-dual": ("no dual supervision", None, {"dual_supervision": False})}
+             "no-dual": ("no dual supervision", None, {"dual_supervision": False}),
+             "queue-only": ("queue only, no own key (the paper's text)", None, {"own_key": False})}
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
@@ -350,7 +351,7 @@ def render() -> None:
                 if name in result["scores"]}
         main = next((s for s in seeds if s["seed"] == result["seed"]), None)
         if main:
-            rows = {"N = 4, GMM, dual supervision (the run above)": _summary(main["scores"]["em"]), **rows}
+            rows = {"N = 4, GMM, dual supervision, own key (the run above)": _summary(main["scores"]["em"]), **rows}
         section += [f"Ablations, seed {result['seed']} (`{command} ablation --seed {result['seed']}`; one seed: "
                     "hints, not claims):", "", "| variant | " + " | ".join(columns) + " |",
                     "|---|" + "---|" * len(columns),

@@ -147,3 +147,39 @@ def test_classifier_saves_and_loads(tmp_path, kind: str) -> None:
 def test_fewer_than_two_ranks_is_refused() -> None:
     with pytest.raises(PolyembedError, match="at least 2"):
         build_classifier("gmm", 4, 1)
+
+
+class _Encoder(torch.nn.Module):
+    """A stand-in sentence encoder: features {'x': tensor} -> a linear map as the sentence embedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, features: dict) -> dict:
+        return {**features, "sentence_embedding": self.linear(features["x"])}
+
+
+def test_em_step_pairs_each_anchor_with_its_own_key_at_rank_1() -> None:
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    torch.manual_seed(0)
+    encoder = _Encoder()
+    loss = EmmaxEmLoss(encoder, GaussianRankClassifier(4, 3), torch.randn(6, 4), [0.05, 0.07, 0.1], momentum=0.5)
+    batch = {"x": torch.randn(3, 4)}
+    with torch.no_grad():
+        encoder.linear.weight.add_(1.0)  # the key encoder (a copy from before) now lags behind
+    queue_before = loss.head.queue.clone()
+    losses = loss([batch])
+    assert set(losses) == {"ranking_info_nce", "rank_mle"} and losses["ranking_info_nce"].requires_grad
+    # the key encoder moved half-way to the encoder, then embedded the batch into the queue's first slots
+    torch.testing.assert_close(loss.head.key_encoder.linear.weight,
+                               (encoder.linear.weight + (encoder.linear.weight - 1.0)) / 2)
+    keys = torch.nn.functional.normalize(loss.head.key_encoder(batch)["sentence_embedding"], dim=-1)
+    torch.testing.assert_close(loss.head.queue[:3], keys)
+    torch.testing.assert_close(loss.head.queue[3:], queue_before[3:])
+    # 3 anchors x (3 own-batch keys + 6 queue keys), the 3 own-key pairs excluded from the counts
+    assert loss.head.rank_counts.sum().item() == 3 * 9 - 3
+    encoder.eval()
+    loss([batch])  # an evaluation pass moves nothing
+    assert loss.head.queue_position.item() == 3 and loss.head.rank_counts.sum().item() == 24

@@ -86,6 +86,11 @@ class EmmaxEmConfig(ClassifierOptions, BitextConfig):
     rank_similarity_momentum: float = option(
         0.9, "epsilon of Eq. 11, the moving average of each rank's similarity s_r.", minimum=0, maximum=1
     )
+    own_key: bool = option(
+        True,
+        "Compare each anchor with its own key (rank 1 by construction) and the batch's other keys as well as the "
+        "queue, as MoCo and the authors' code do; off: the queue only, as the paper's text reads.",
+    )
     dual_supervision: bool = option(
         True,
         "Train the classifier on the encoder's ranks (Eq. 6); off: the classifier stays as the warm-up left it "

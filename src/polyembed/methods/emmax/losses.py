@@ -5,11 +5,20 @@
   translation of another pair of the batch) and mixup examples between the two (Eq. 3) whose rank is
   ceil((1 - lambda) * 1 + lambda * N).
 - `EmmaxEmLoss` (phase 2, non-parallel text): anchors against a MoCo queue of random sentences embedded by a
-  momentum key encoder. E-step: the classifier's argmax rank c_G (Eq. 9) and the encoder's rank c_M, the
-  nearest moving-average similarity s_r (Eq. 10). M-step, in the same optimizer step as Algorithm 1: ranking
+  momentum key encoder, and (`own_key`, the default) against the keys of the batch itself, as in MoCo: each
+  anchor's own key is rank 1 by construction, the other anchors' keys are random sentences. E-step: the
+  classifier's argmax rank c_G (Eq. 9) and the encoder's rank c_M, the nearest moving-average similarity s_r
+  (Eq. 10). M-step, in the same optimizer step as Algorithm 1: ranking
   InfoNCE of the encoder on c_G (Eq. 7 / Eq. 20) and the classifier's likelihood of c_M (Eq. 6); then s_r
-  moves towards the mean similarity of the pairs the classifier put in rank r (Eq. 11), the key encoder takes
-  its momentum step and the batch's keys replace the oldest of the queue.
+  moves towards the mean similarity of the pairs in rank r (Eq. 11) and the batch's keys replace the oldest of
+  the queue. The key encoder takes its momentum step before the keys are computed (MoCo's order).
+
+Why the own key: with the queue alone (the paper's text) a miniature has almost no translation among the random
+keys, so the encoder's rank 1 fills with the nearest unrelated sentences and dual supervision teaches the
+classifier that this is what rank 1 means: in the benchmark's queue-only run the classifier's dev accuracy fell
+to chance and dev retrieval from 0.83 to 0.75 between steps 37 and 75 (docs/benchmarks.md, EMMA-X ablations).
+The paper trains "with the same setting as MoCo", whose positive is the anchor's own key, and the authors' code
+compares each anchor with its own key too.
 
 Each module trains on its own objective only: the classifier sees detached embeddings, and the ranks that
 supervise the other side carry no gradient. Embeddings are L2-normalised before both (the paper's analysis
@@ -162,7 +171,7 @@ class EmmaxEmLoss(nn.Module):
 
     def __init__(self, model: Any, classifier: RankClassifier, initial_queue: torch.Tensor,
                  temperatures: Sequence[float], momentum: float = 0.999, rank_similarity_momentum: float = 0.9,
-                 dual_supervision: bool = True, label_smoothing: float = 0.0) -> None:
+                 dual_supervision: bool = True, label_smoothing: float = 0.0, own_key: bool = True) -> None:
         super().__init__()
         if len(temperatures) != classifier.ranks:
             raise ValueError(f"{len(temperatures)} temperatures for {classifier.ranks} ranks")
@@ -175,7 +184,7 @@ class EmmaxEmLoss(nn.Module):
             classifier.requires_grad_(False)
         self.temperatures = list(temperatures)
         self.momentum, self.rank_similarity_momentum = momentum, rank_similarity_momentum
-        self.dual_supervision, self.label_smoothing = dual_supervision, label_smoothing
+        self.dual_supervision, self.label_smoothing, self.own_key = dual_supervision, label_smoothing, own_key
 
     @property
     def classifier(self) -> RankClassifier:
@@ -187,33 +196,44 @@ class EmmaxEmLoss(nn.Module):
 
     def forward(self, features: list[dict[str, torch.Tensor]], labels: Any = None) -> dict[str, torch.Tensor]:
         state = self.head
+        training = self.model.training  # a training step, not an evaluation: the state moves on
+        if training:
+            state.momentum_update(self.model, self.momentum)
         anchors = _embed(self.model, features[0])
-        keys_in_queue = state.queue.clone()
-        similarities = anchors @ keys_in_queue.T
-        differences = anchors.detach().unsqueeze(1) - keys_in_queue.unsqueeze(0)
+        with torch.no_grad():
+            own_keys = _embed(state.key_encoder, features[0])
+        compared = torch.cat([own_keys, state.queue.clone()]) if self.own_key else state.queue.clone()
+        similarities = anchors @ compared.T
+        differences = anchors.detach().unsqueeze(1) - compared.unsqueeze(0)
         with torch.no_grad():  # E-step: each module's rank for every (anchor, key) pair
             classifier_ranks = self.classifier.log_posterior(differences).argmax(dim=-1) + 1
             encoder_ranks = self.encoder_ranks(similarities.detach())
+            if self.own_key:  # MoCo's positive: an anchor and its own key are rank 1 by construction
+                own = torch.arange(len(anchors), device=anchors.device)
+                classifier_ranks[own, own] = 1
+                encoder_ranks[own, own] = 1
         losses = {"ranking_info_nce": ranking_info_nce(similarities, classifier_ranks, self.temperatures)}
         if self.dual_supervision:
             losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), encoder_ranks,
                                           self.label_smoothing)
-        if self.model.training:  # a training step, not an evaluation: the state moves on
-            self._after_step(features[0], similarities.detach(), classifier_ranks)
+        if training:
+            self._after_step(similarities.detach(), classifier_ranks, own_keys)
         return losses
 
     @torch.no_grad()
-    def _after_step(self, features: dict[str, torch.Tensor], similarities: torch.Tensor,
-                    classifier_ranks: torch.Tensor) -> None:
-        """Eq. 11 for every rank the classifier used, the rank counts, the key encoder's momentum step and
-        the batch's keys into the queue."""
+    def _after_step(self, similarities: torch.Tensor, classifier_ranks: torch.Tensor, own_keys: torch.Tensor) -> None:
+        """Eq. 11 for every rank in use, the counts of the classifier's own decisions (the own-key pairs are
+        fixed, not decided) and the batch's keys into the queue."""
         state = self.head
+        decided = torch.ones_like(classifier_ranks, dtype=torch.bool)
+        if self.own_key:
+            own = torch.arange(len(own_keys), device=own_keys.device)
+            decided[own, own] = False
         for rank in range(1, self.classifier.ranks + 1):
             chosen = classifier_ranks == rank
-            state.rank_counts[rank - 1] += chosen.sum()
+            state.rank_counts[rank - 1] += (chosen & decided).sum()
             if chosen.any():
                 mean = similarities[chosen].mean()
                 state.rank_similarity[rank - 1] = (self.rank_similarity_momentum * state.rank_similarity[rank - 1]
                                                    + (1 - self.rank_similarity_momentum) * mean)
-        state.momentum_update(self.model, self.momentum)
-        state.enqueue(_embed(state.key_encoder, features))
+        state.enqueue(own_keys)

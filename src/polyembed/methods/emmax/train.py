@@ -217,7 +217,8 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
         queue = model.encode(start, prompt=prompt or None, batch_size=config.batch_size, convert_to_tensor=True,
                              normalize_embeddings=True, show_progress_bar=False).cpu()
     loss = EmmaxEmLoss(model, classifier, queue, text.temperatures, config.momentum,
-                       config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing)
+                       config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing,
+                       config.own_key)
     if show_progress:
         shown = ", ".join(f"{code} {count:,}" for code, count in text.counts.items())
         print(f"emmax EM: {len(text.sentences):,} sentences ({shown}); {classifier.kind} classifier, "
@@ -233,7 +234,8 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
         prompts=prompt or None,
         save_model=_saver(loss),
         details={"sentences": text.counts, "ranks": classifier.ranks, "classifier": classifier.kind,
-                 "temperatures": text.temperatures, "dual_supervision": config.dual_supervision},
+                 "temperatures": text.temperatures, "dual_supervision": config.dual_supervision,
+                 "own_key": config.own_key},
     )
 
 
