@@ -58,7 +58,8 @@ class FeedForwardRankClassifier(nn.Module):
 
     The difference is first scaled by sqrt(dim / 2), so that two unrelated unit vectors differ by about 1 per
     dimension (the spread the GMM starts from). Unscaled, the first layer sees values near 0.05 and 200 steps
-    barely move it: rank-1 accuracy 12-57 % against 88-96 % scaled on held-out me5-small pairs."""
+    barely move it: `benchmarks/emmax.py classifier` gave a rank-1 accuracy of 12-57 % on held-out me5-small
+    pairs before the scaling (at 99638e6) and 77-93 % with it, over the same learning rates and two seeds."""
 
     kind: ClassifierKind = "fcn"
 
