@@ -63,6 +63,7 @@ def test_em_phase_reads_text_files_and_reports_rank_shares(tiny, tmp_path: Path)
     result = train("emmax-em", show_progress=False, **_em(tiny, tmp_path / "em"))
     assert result.steps == 6
     assert result.details["sentences"]["sw"] == 40 and result.details["sentences"]["en"] > 0
+    assert 0 <= result.details["before"]["dev_mean_accuracy"] <= 1  # the warm-up model on the EM dev pairs
     entry = result.history[-1]
     shares = [entry[f"eval_dev_rank_{r}_share"] for r in range(1, 5)]
     assert sum(shares) == pytest.approx(1.0)

@@ -219,6 +219,8 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
     loss = EmmaxEmLoss(model, classifier, queue, text.temperatures, config.momentum,
                        config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing,
                        config.own_key)
+    evaluator = _evaluator(text.dev, config.batch_size, loss)
+    before = {k: v for k, v in evaluator(model).items() if "rank_" not in k}  # the warm-up model on this dev set
     if show_progress:
         shown = ", ".join(f"{code} {count:,}" for code, count in text.counts.items())
         print(f"emmax EM: {len(text.sentences):,} sentences ({shown}); {classifier.kind} classifier, "
@@ -227,7 +229,7 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
         model=model,
         train_dataset=Dataset.from_dict({"text": text.sentences}),
         loss=loss,
-        evaluator=_evaluator(text.dev, config.batch_size, loss),
+        evaluator=evaluator,
         best_metric="eval_dev_mean_accuracy",
         trainer_class=EmmaxTrainer,
         learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
@@ -235,7 +237,7 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
         save_model=_saver(loss),
         details={"sentences": text.counts, "ranks": classifier.ranks, "classifier": classifier.kind,
                  "temperatures": text.temperatures, "dual_supervision": config.dual_supervision,
-                 "own_key": config.own_key},
+                 "own_key": config.own_key, "before": before},
     )
 
 
