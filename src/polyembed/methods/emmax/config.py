@@ -4,7 +4,9 @@ Where the authors' code differs from the paper, the paper is the default and the
 queue 768 there (`queue_size`, paper 256), per-rank temperatures 0.05..0.1 spaced linearly (`temperatures`;
 the paper fixes only their order), label smoothing 0.3 on the classifier (`label_smoothing`, paper none).
 The code numbers ranks the other way round (rank N = translation); here rank 1 is a translation, as in the
-paper, everywhere.
+paper, everywhere. One default follows MoCo (whose setting the paper says it uses) and the code rather than the
+paper's text: each anchor also meets its own key and the batch's keys (`own_key`); the queue alone made the
+miniature drift (see `EmmaxEmLoss`).
 """
 
 from __future__ import annotations
