@@ -44,6 +44,9 @@ MINING = ["tico19:ru", "tico19:fr", "tico19:ar"]
 STS_CROSS = ["ar-en", "es-en", "tr-en"]
 ROWS = {"base": "me5-small", "warmup": "phase 1 (warm-up)", "warmup-continued": "phase 1 continued (equal compute)",
         "em": "phase 1 + phase 2 (EM)"}
+TIMING_NOTES = {0: "Seed 0's phase 1 and EM runs shared the 2 cores with another benchmark (about 8 s a step); "
+                   "its continued phase 1 had the machine alone (1.2 s a step). Compare wall times only between runs "
+                   "that had the machine alone."}
 ABLATIONS = {"ranks-2": ("N = 2", {"ranks": 2}, {}), "ranks-8": ("N = 8", {"ranks": 8}, {}),
              "fcn": ("FCN classifier", {"classifier": "fcn"}, {}),
              "no-dual": ("no dual supervision", None, {"dual_supervision": False}),
@@ -338,6 +341,8 @@ def render() -> None:
               f"{_fmt([s['runs'][name]['wall_seconds'] for s in seeds])} | "
               f"{_fmt([s['runs'][name]['peak_memory_mb'] for s in seeds])} |"
               for name in ("warmup", "warmup-continued", "em")],
+            "",
+            *[TIMING_NOTES[s["seed"]] for s in seeds if s["seed"] in TIMING_NOTES],
             "",
         ]
         figure = _rank_figure(seeds)
