@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_sections import missing_tables, replace_section
-
-from polyembed.outputs import atomic_write
+from result_files import load_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -52,15 +51,6 @@ ABLATIONS = {"ranks-2": ("N = 2", {"ranks": 2}, {}), "ranks-8": ("N = 8", {"rank
              "no-dual": ("no dual supervision", None, {"dual_supervision": False}),
              "queue-only": ("queue only, no own key (the paper's text)", None, {"own_key": False})}
 
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as handle:
-        handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-
-
-def _load_json(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 # --------------------------------------------------------------------------------------------- classifier
@@ -107,7 +97,7 @@ def classifier(seed: int, steps: int, rates: list[float], pairs: int) -> None:
             results.append({"classifier": kind, "learning_rate": rate, "rank_1_accuracy": round(100 * rank_1, 1),
                             "rank_n_accuracy": round(100 * float(rank_n), 1)})
             print(results[-1])
-    _write_json(OUT / f"classifier-seed-{seed}.json",
+    write_json(OUT / f"classifier-seed-{seed}.json",
                 {"seed": seed, "steps": steps, "pairs": len(english), "results": results})
     render()
 
@@ -139,14 +129,14 @@ def _evaluate(models: dict[str, str], full: bool, path: Path) -> dict[str, dict[
     from polyembed.eval.base import get_task
     from polyembed.models.loading import load_model
 
-    evaluations = _load_json(path) or {}
+    evaluations = load_json(path) or {}
     for name, folder in models.items():
         if name in evaluations:
             continue
         print(f"== evaluating {name}")
         result = evaluate(load_model(folder), [get_task(t, **o) for t, o in _tasks(full)], show_progress=False)
         evaluations[name] = _scores(result)
-        _write_json(path, evaluations)
+        write_json(path, evaluations)
     return evaluations
 
 
@@ -198,12 +188,12 @@ def run(seed: int, warmup_steps: int, em_steps: int, max_pairs: int, batch_size:
                  for name, r in runs.items()},
         "scores": evaluations,
     }
-    _write_json(OUT / f"seed-{seed}.json", payload)
+    write_json(OUT / f"seed-{seed}.json", payload)
     render()
 
 
 def ablation(seed: int) -> None:
-    seed_run = _load_json(OUT / f"seed-{seed}.json")
+    seed_run = load_json(OUT / f"seed-{seed}.json")
     if seed_run is None:
         raise SystemExit(f"run `python benchmarks/emmax.py run --seed {seed}` first: the ablation reuses its setup")
     results: dict[str, Any] = {"seed": seed, "variants": {}}
@@ -215,7 +205,7 @@ def ablation(seed: int) -> None:
                                      "history": runs["em"].get("history", [])}
     models = {name: variant["em_model"] for name, variant in results["variants"].items()}
     results["scores"] = _evaluate(models, False, OUT / f"ablation-seed-{seed}" / "evaluations.json")
-    _write_json(OUT / f"ablation-seed-{seed}.json", results)
+    write_json(OUT / f"ablation-seed-{seed}.json", results)
     render()
 
 

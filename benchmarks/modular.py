@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_sections import missing_tables, replace_section
-
-from polyembed.outputs import atomic_write
+from result_files import load_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -167,14 +166,14 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
     if demo:
         models["demo-student"] = lambda: load_model(demo["model_dir"])
     tasks = _tasks(languages, max_pairs, max_rows)
-    evaluations = _load_json(out / "evaluations.json") or {}
+    evaluations = load_json(out / "evaluations.json") or {}
     for name, make in models.items():
         if name in evaluations:
             continue
         print(f"== evaluating {ROWS[name]}")
         result = evaluate(make(), [get_task(task, **options) for task, options in tasks], show_progress=False)
         evaluations[name] = _scores(result)
-        _write_json(out / "evaluations.json", evaluations)
+        write_json(out / "evaluations.json", evaluations)
 
     stages = {code: row for code, row in pipeline["languages"].items()}
     payload = {
@@ -195,7 +194,7 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
         "routing_accuracy": _routing_accuracy(languages, max_rows),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    _write_json(OUT / f"seed-{seed}.json", payload)
+    write_json(OUT / f"seed-{seed}.json", payload)
     render()
 
 
@@ -210,10 +209,10 @@ def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
     from polyembed.models.parallel_adapter import load_parallel_adapters
     from polyembed.models.vocabulary_transfer import transfer_vocabulary
 
-    seed_run = _load_json(OUT / f"seed-{seed}.json")
+    seed_run = load_json(OUT / f"seed-{seed}.json")
     if seed_run is None or language not in seed_run["languages"]:
         raise SystemExit(f"run `modular.py run --seed {seed}` with {language} first: this compares against it")
-    pipeline = _load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
+    pipeline = load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
     assert pipeline is not None
     config = ModularPipelineConfig(**{**pipeline["config"], "languages": [language]})
     out = OUT / f"seed-{seed}" / f"vocabulary-new-{language}"
@@ -259,7 +258,7 @@ def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
                   "cross": seed_run["per_language"]["multi-mc"][language]["cross"],
                   "tatoeba": seed_run["per_language"]["multi-mc"][language].get("tatoeba", math.nan)},
     }
-    _write_json(OUT / f"vocabulary-{language}-seed-{seed}.json", payload)
+    write_json(OUT / f"vocabulary-{language}-seed-{seed}.json", payload)
     render()
 
 
@@ -268,15 +267,6 @@ def _threads() -> int:
 
     return torch.get_num_threads()
 
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as handle:
-        handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-
-
-def _load_json(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 # ------------------------------------------------------------------------------------------------- render

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from docs_sections import missing_tables, replace_section
-from modular import DOCS, KARDES, OUT, PIVOT, STSB, _load_json, _write_json
+from modular import DOCS, KARDES, OUT, PIVOT, STSB
+from result_files import load_json, write_json
 
 START, END = "<!-- modular-cla:start -->", "<!-- modular-cla:end -->"
 DEFAULT_SETTINGS = ["1e-4:4", "1e-4:1", "3e-5:4", "1e-5:4"]
@@ -75,7 +76,7 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) ->
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import load_model
 
-    pipeline = _load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
+    pipeline = load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
     if pipeline is None:
         raise SystemExit(f"run `python benchmarks/modular.py run --seed {seed}` first: its SE encoders are the start")
     missing = [code for code in languages if code not in pipeline["languages"]]
@@ -87,7 +88,7 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) ->
     config = pipeline["config"]
     pivot = pipeline["languages"][PIVOT]["stages"]["se"]["model_dir"]
     out = OUT / "cla-ablation" / f"seed-{seed}"
-    results = _load_json(out / "results.json") or {"seed": seed, "steps": config["cla_steps"], "languages": {}}
+    results = load_json(out / "results.json") or {"seed": seed, "steps": config["cla_steps"], "languages": {}}
     for code in languages:
         student = pipeline["languages"][code]["stages"]["se"]["model_dir"]
         rows = results["languages"].setdefault(code, {})
@@ -108,7 +109,7 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) ->
                           "seconds": round(time.perf_counter() - started, 1)}
             if "no-cla" not in rows:
                 rows["no-cla"] = _dev_scores(bundle.with_mode("mono"), code, max_pairs)
-            _write_json(out / "results.json", results)
+            write_json(out / "results.json", results)
     render()
 
 
@@ -144,7 +145,7 @@ def render() -> None:
         return
     section = [START, "### Choosing the CLA learning rate and adapter scaling (dev splits)", ""]
     for path in paths:
-        results = _load_json(path)
+        results = load_json(path)
         assert results is not None
         lines, best = _table(results)
         section += [

@@ -57,12 +57,7 @@ def prepare_bitext(config: BitextConfig, origin: ConfigOrigin | None = None) -> 
         if config.datasets or config.data_root is not None:
             raise
         root = None  # only the user's own bitext: no dataset folder needed (and no dev STS)
-    files = []
-    for index, spec in enumerate(config.parallel_files):
-        try:
-            files.append(ParallelFileSpec.parse(spec))
-        except PolyembedError as err:
-            raise origin.error("parallel_files", str(err), index) from err
+    files = parallel_file_specs(config, origin)
     sources = load_parallel_sources(
         config.languages,
         config.datasets,
@@ -74,6 +69,17 @@ def prepare_bitext(config: BitextConfig, origin: ConfigOrigin | None = None) -> 
     )
     train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
     return Bitext(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 and root else None)
+
+
+def parallel_file_specs(config: BitextConfig, origin: ConfigOrigin) -> list[ParallelFileSpec]:
+    """The config's `parallel_files`, parsed; a malformed one is an error naming the option and its item."""
+    files = []
+    for index, spec in enumerate(config.parallel_files):
+        try:
+            files.append(ParallelFileSpec.parse(spec))
+        except PolyembedError as err:
+            raise origin.error("parallel_files", str(err), index) from err
+    return files
 
 
 def _dev_sts(config: BitextConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:

@@ -16,10 +16,10 @@ from typing import Any
 
 from polyembed.config import ConfigOrigin
 from polyembed.data.io import read_lines
-from polyembed.data.parallel_sources import ParallelFileSpec, check_language, load_parallel_sources, split_dev
+from polyembed.data.parallel_sources import check_language, load_parallel_sources, split_dev
 from polyembed.data.root import data_root
 from polyembed.errors import NoTrainingDataError, PolyembedError
-from polyembed.methods.base.bitext import Bitext, prepare_bitext
+from polyembed.methods.base.bitext import Bitext, parallel_file_specs, prepare_bitext
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.emmax.config import EmmaxEmConfig, EmmaxWarmupConfig
@@ -157,12 +157,7 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
                                              max_pairs_per_source=config.max_pairs_per_source or None,
                                              seed=config.seed)
         by_language.setdefault(language, [])
-    files = []
-    for index, spec in enumerate(config.parallel_files):
-        try:
-            files.append(ParallelFileSpec.parse(spec))
-        except PolyembedError as err:
-            raise origin.error("parallel_files", str(err), index) from err
+    files = parallel_file_specs(config, origin)
     sources += load_parallel_sources([], [], None, files=files, max_pairs_per_source=config.max_pairs_per_source
                                      or None, seed=config.seed)
     train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
