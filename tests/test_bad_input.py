@@ -131,6 +131,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("distill-seed-negative", [*DISTILL, "--seed", "-1"], "--seed: -1 is out of range"),
     ("distill-save-total-limit-0", [*DISTILL, "--save-total-limit", "0"], "--save-total-limit"),
     ("distill-teacher-batch-size-0", [*DISTILL, "--teacher-batch-size", "0"], "--teacher-batch-size"),
+    ("distill-teacher-weight-above-1", [*DISTILL, "--teacher-weight", "1.5"], "--teacher-weight"),
     ("distill-max-seq-length-0", [*DISTILL, "--max-seq-length", "0"], "--max-seq-length"),
     ("distill-dev-pairs-0", [*DISTILL, "--dev-pairs-per-source", "0"], "--dev-pairs-per-source"),
     ("distill-max-pairs-negative", [*DISTILL, "--max-pairs-per-source", "-5"], "--max-pairs-per-source"),

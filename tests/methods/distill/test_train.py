@@ -350,6 +350,26 @@ def test_anchor_text_keeps_the_student_near_its_start(tiny: dict[str, Path], tmp
     assert drift["anchored"] < 0.7 * drift["free"], drift
 
 
+def test_teacher_weight_blends_the_teacher_with_the_untrained_student(tiny, tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.data.parallel_sources import ParallelSource
+    from polyembed.methods.distill.train import DistillData, _train_dataset
+    from polyembed.models.embedding_cache import EmbeddingStore
+    from polyembed.models.loading import load_model
+
+    english = [en for en, _ in PAIRS[:6]] + [PAIRS[0][0]]  # a repeated English sentence keeps its row
+    source = ParallelSource("tsv", "de", english, [de for _, de in PAIRS[:6]] + ["Wiederholung"], "test")
+    data = DistillData([source], [], None)
+    store = EmbeddingStore(load_model(str(tiny["teacher"])), directory=tmp_path / "store")
+    student = SentenceTransformer(str(tiny["student"]), device="cpu")
+    teacher = store.embed(english, show_progress_bar=False)
+    own = student.encode(english)
+    for weight in (1.0, 0.25, 0.0):
+        labels = np.asarray(_train_dataset(data, store, student, weight, show_progress=False)["label"])
+        np.testing.assert_allclose(labels, weight * teacher + (1 - weight) * own, rtol=1e-5, atol=1e-6)
+
+
 def test_anchor_languages_are_checked_before_training(tiny: dict[str, Path], tmp_path: Path) -> None:
     anchor_file = tmp_path / "de.txt"
     anchor_file.write_text("ein Satz\n", encoding="utf-8")

@@ -22,6 +22,15 @@ class DistillConfig(BitextConfig):
     teacher: str = option(
         "minilm-en", "Teacher sentence encoder (name or folder); targets are its embeddings of the English side."
     )
+    teacher_weight: float = option(
+        1.0,
+        "Share of the teacher in each English target: target = w * teacher(en) + (1 - w) * untrained student(en) "
+        "(projection included). 1 is the paper; lower keeps the student's English near where it started, so "
+        "languages without bitext, which are aligned to that English, lose less; 0 only pulls translations onto "
+        "the student's own English.",
+        minimum=0,
+        maximum=1,
+    )
     teacher_batch_size: int = option(128, "Batch size for computing the teacher's embeddings.", minimum=1)
     projection: Literal["auto", "always", "never"] = option(
         "auto",

@@ -170,17 +170,26 @@ def fit_projection(
     return dense
 
 
-def _train_dataset(data: DistillData, store: Any, student: Any, show_progress: bool):
+def _train_dataset(data: DistillData, store: Any, student: Any, teacher_weight: float, show_progress: bool):
     """Rows of all sources back to back (the order BalancedBatchSampler expects): bitext rows labelled with
-    the teacher's embedding of the English side, then anchor rows labelled with the untrained student's
-    embedding of the sentence (both text columns hold the sentence, so MSELoss sees it twice, each time
-    under its own dropout)."""
+    the teacher's embedding of the English side (blended with the untrained student's by `teacher_weight`),
+    then anchor rows labelled with the untrained student's embedding of the sentence (both text columns hold
+    the sentence, so MSELoss sees it twice, each time under its own dropout)."""
     import numpy as np
     from datasets import Dataset
 
     english = [s for source in data.train for s in source.english]
     other = [s for source in data.train for s in source.other]
     labels = store.embed(english, show_progress_bar=False)
+    if teacher_weight < 1:
+        unique = list(dict.fromkeys(english))
+        if show_progress:
+            print(f"targets: {teacher_weight:g} x teacher + {1 - teacher_weight:g} x the untrained student "
+                  f"({len(unique):,} English sentences embedded by the student)")
+        own = student.encode(unique, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
+        row = {sentence: index for index, sentence in enumerate(unique)}
+        own_labels = np.asarray(own, dtype=labels.dtype)[[row[s] for s in english]]
+        labels = teacher_weight * labels + (1 - teacher_weight) * own_labels
     anchored = [s for anchor in data.anchors for s in anchor.sentences]
     if anchored:
         if show_progress:
@@ -227,7 +236,7 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
     step_rows = config.batch_size * processes  # rows per optimizer step over all data-parallel processes
     return TrainingJob(
         model=student,
-        train_dataset=_train_dataset(data, store, student, show_progress),
+        train_dataset=_train_dataset(data, store, student, config.teacher_weight, show_progress),
         loss=distillation_loss(student),
         evaluator=_evaluator(data, store, config.batch_size),
         best_metric=BEST_METRICS[config.best_metric],
