@@ -177,13 +177,15 @@ def load_model(
 ) -> SentenceTransformerEncoder | OnnxEncoder | ModularEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
     Face id, an ONNX export (`polyembed export`: its folder gives the int8 graph, a .onnx file in it that
-    graph), or a modular bundle (`polyembed.models.modular`).
+    graph), a modular bundle (`polyembed.models.modular`), or a model with language embeddings
+    (`polyembed.models.language_embedding`).
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     """
     from sentence_transformers import SentenceTransformer
 
+    from polyembed.models.language_embedding import LanguageEmbeddingEncoder, language_embedding_ids
     from polyembed.models.modular import ModularEncoder, is_modular_bundle
     from polyembed.models.onnx_export import is_onnx_export, load_onnx
 
@@ -204,7 +206,10 @@ def load_model(
                 f"use a built-in ({', '.join(BUILTIN_MODELS)}) or a local folder"
             ) from err
         raise ModelNotAvailableError(f"could not load model '{name_or_path}': {err}") from err
-    return SentenceTransformerEncoder(model, name=name_or_path, path=target if Path(target).exists() else None)
+    path = target if Path(target).exists() else None
+    if language_embedding_ids(model):
+        return LanguageEmbeddingEncoder(model, name=name_or_path, path=path)
+    return SentenceTransformerEncoder(model, name=name_or_path, path=path)
 
 
 def as_sentence_transformer(model: Any, purpose: str = "use") -> tuple[Any, str]:

@@ -48,6 +48,27 @@ def test_translation_ranking_alone_needs_no_alignment(tiny, tmp_path: Path) -> N
     assert not (tmp_path / "run" / "checkpoints" / "checkpoint-6" / "mlm_head.safetensors").exists()
 
 
+def test_language_embeddings_train_and_the_saved_model_routes_by_language(tiny, tmp_path: Path) -> None:
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.models.language_embedding import LanguageEmbeddingEncoder
+    from polyembed.models.loading import load_model
+
+    result = train("wacse", show_progress=False, **_options(tiny, tmp_path / "run", language_embeddings=True))
+    assert result.details["language_embedding_ids"] == {"en": 2, "de": 3}
+    assert "eval_dev_mean_accuracy" in result.best
+    encoder = load_model(result.model_dir)
+    assert isinstance(encoder, LanguageEmbeddingEncoder) and encoder.languages == ["en", "de"]
+    start = SentenceTransformer(str(tiny["model"]), device="cpu")
+    table = SentenceTransformer(result.model_dir, device="cpu")[0].auto_model.embeddings.token_type_embeddings
+    trained_rows = table.weight.detach().numpy()[2:]
+    type_zero = start[0].auto_model.embeddings.token_type_embeddings.weight.detach().numpy()[0]
+    assert np.abs(trained_rows - type_zero).max() > 0  # language rows exist and were trained
+    german = [de for _, de in [("x", "der Hund läuft")]]
+    assert not np.allclose(encoder.encode(german, "de"), encoder.encode(german, "en"), atol=1e-5)
+
+
 def test_eflomal_aligns_the_corpus(tiny, tmp_path: Path) -> None:
     result = train("wacse", show_progress=False,
                    **_options(tiny, tmp_path / "run", aligner="eflomal", objectives=["tr", "wtr"], max_steps=2))

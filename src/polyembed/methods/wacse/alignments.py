@@ -7,8 +7,10 @@ objective ablation aligns nothing again. eflomal learns from the whole corpus, s
 
 Label layout (int64, shape 3 x L x 2, -1 padded), one per row: [0] the English words' token spans
 (start, end) in the tokenised English side, [1] the same for the other side, [2] the kept links (English word,
-other word), best-scored first. Token positions are those of the text exactly as the trainer tokenises it (the
-model's prompt prepended, truncated at max_seq_length); words cut off by truncation lose their links.
+other word), best-scored first. The trainer appends [3], whose first slot holds the token types of the English
+and the other side (language embeddings; 0 without). Token positions are those of the text exactly as the
+trainer tokenises it (the model's prompt prepended, truncated at max_seq_length); words cut off by truncation
+lose their links.
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ class WacseConfig(BitextConfig):
         maximum=1,
     )
     max_links: int = option(32, "Most aligned word pairs kept per sentence pair.", minimum=1)
+    language_embeddings: bool = option(
+        False, "Add a learned vector per language (English included) to every token embedding, as the paper's "
+        "Table 8 ablation; the saved model then encodes with a language (`polyembed.models.language_embedding`)."
+    )
     learning_rate: float = option(5e-5, "Peak learning rate (paper: 5e-5).", above=0)
     max_seq_length: int = option(32, "Maximum tokens per sentence (paper: 32).", minimum=8)
     output_dir: str = option("runs/wacse", "Run folder: config.yaml, checkpoints/, model/, training.json.")

@@ -12,6 +12,8 @@ pairs whose label carries word spans and word alignments (`alignments.link_label
   direction is masked per step (one extra forward pass per direction; the paper sums over all aligned words).
 
 The total is alpha TR + beta AWP + gamma WTR (0.8 / 0.1 / 0.1); a weight of 0 leaves its objective out.
+With `language_embeddings`, each side is encoded under the token type its label names (the paper's Table 8
+ablation; see `polyembed.models.language_embedding`).
 """
 
 from __future__ import annotations
@@ -71,9 +73,10 @@ class WordAlignedTranslationLoss(nn.Module):
     """
 
     def __init__(self, model: Any, tr_weight: float = 0.8, awp_weight: float = 0.1, wtr_weight: float = 0.1,
-                 scale: float = 20.0) -> None:
+                 scale: float = 20.0, language_embeddings: bool = False) -> None:
         super().__init__()
         self.model = model
+        self.language_embeddings = language_embeddings
         self.tr_weight, self.awp_weight, self.wtr_weight, self.scale = tr_weight, awp_weight, wtr_weight, scale
         self.head: MaskedLanguageModelingHead | None = None
         if awp_weight > 0:
@@ -87,6 +90,10 @@ class WordAlignedTranslationLoss(nn.Module):
 
     def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
         english, other = sentence_features
+        if self.language_embeddings:  # label row 3, slot 0: the token types of the English and the other side
+            for side, features in enumerate((english, other)):
+                types = labels[:, 3, 0, side].to(features["input_ids"].device)
+                features["token_type_ids"] = types[:, None].expand_as(features["input_ids"]).contiguous()
         english_out, other_out = self.model(english), self.model(other)
         english_spans, other_spans, links = labels[:, 0], labels[:, 1], labels[:, 2]
         parts: dict[str, torch.Tensor] = {}

@@ -37,6 +37,7 @@ def _weights(config: WacseConfig) -> dict[str, float]:
 
 def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
     """Student, alignments of the training pairs, labels of token spans and links, the loss, dev retrieval."""
+    import numpy as np
     from datasets import Dataset
     from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
     from sentence_transformers.sentence_transformer.modules import Pooling
@@ -46,6 +47,7 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     from polyembed.methods.modular.stage import default_prompt
     from polyembed.methods.wacse.alignments import align_bitext, link_label, word_token_spans
     from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
+    from polyembed.models.language_embedding import add_language_embeddings, language_translation_evaluator
     from polyembed.models.loading import as_sentence_transformer, load_model
 
     model, _ = as_sentence_transformer(load_model(config.student))
@@ -55,6 +57,11 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
         model[1] = Pooling(model.get_embedding_dimension(), pooling_mode="cls")
     english = [e for source in bitext.train for e in source.english]
     other = [o for source in bitext.train for o in source.other]
+    type_ids: dict[str, int] = {}
+    if config.language_embeddings:
+        languages = ["en", *(source.language for source in [*bitext.train, *bitext.dev])]
+        type_ids = add_language_embeddings(model, languages, seed=config.seed)
+    other_types = [type_ids.get(source.language, 0) for source in bitext.train for _ in source.other]
     weights = _weights(config)
     needs_links = weights["awp"] > 0 or weights["wtr"] > 0
     links = (align_bitext(english, other, config.aligner, config.aligner_model, config.aligner_layer,
@@ -63,19 +70,28 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     tokenizer = model.tokenizer
     size = model.max_seq_length
     labels = []
-    for english_text, other_text, row_links in zip(english, other, links, strict=True):
-        labels.append(link_label(word_token_spans(tokenizer, english_text, prompt, size),
-                                 word_token_spans(tokenizer, other_text, prompt, size), row_links,
-                                 config.alignment_threshold, config.max_links, size).tolist())
+    for english_text, other_text, row_links, other_type in zip(english, other, links, other_types, strict=True):
+        label = link_label(word_token_spans(tokenizer, english_text, prompt, size),
+                           word_token_spans(tokenizer, other_text, prompt, size), row_links,
+                           config.alignment_threshold, config.max_links, size)
+        languages = np.zeros((1, size, 2), dtype=label.dtype)
+        languages[0, 0] = (type_ids.get("en", 0), other_type)
+        labels.append(np.concatenate([label, languages]).tolist())
     kept = sum(sum(1 for link in label[2] if link[0] >= 0) for label in labels)
     if needs_links and kept == 0:
         raise PolyembedError(f"no word links at threshold {config.alignment_threshold}: lower alignment_threshold")
     dev_english = [e for source in bitext.dev for e in source.english]
     dev_other = [o for source in bitext.dev for o in source.other]
-    evaluator = TranslationEvaluator(dev_english, dev_other, batch_size=config.batch_size, name="dev",
-                                     show_progress_bar=False)
+    if type_ids:
+        dev_types = [type_ids[source.language] for source in bitext.dev for _ in source.other]
+        evaluator = language_translation_evaluator(dev_english, dev_other, type_ids["en"], dev_types,
+                                                   batch_size=config.batch_size, name="dev", show_progress_bar=False)
+    else:
+        evaluator = TranslationEvaluator(dev_english, dev_other, batch_size=config.batch_size, name="dev",
+                                         show_progress_bar=False)
     before = evaluator(model)
-    loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale)
+    loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale,
+                                      language_embeddings=bool(type_ids))
     if show_progress:
         print(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
               f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
@@ -92,5 +108,6 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
         details={"bitext": bitext.describe(), "weights": weights, "links_per_pair": kept / max(len(english), 1),
                  "aligner": {"method": config.aligner, "model": config.aligner_model, "layer": config.aligner_layer,
                              "threshold": config.alignment_threshold},
+                 "language_embedding_ids": type_ids,
                  "before": before},
     )
