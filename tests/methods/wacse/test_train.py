@@ -52,7 +52,7 @@ def test_language_embeddings_train_and_the_saved_model_routes_by_language(tiny, 
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from polyembed.models.language_embedding import LanguageEmbeddingEncoder
+    from polyembed.models.language_embedding import LanguageEmbeddingEncoder, add_language_embeddings
     from polyembed.models.loading import load_model
 
     result = train("wacse", show_progress=False, **_options(tiny, tmp_path / "run", language_embeddings=True))
@@ -61,11 +61,11 @@ def test_language_embeddings_train_and_the_saved_model_routes_by_language(tiny, 
     encoder = load_model(result.model_dir)
     assert isinstance(encoder, LanguageEmbeddingEncoder) and encoder.languages == ["en", "de"]
     start = SentenceTransformer(str(tiny["model"]), device="cpu")
-    table = SentenceTransformer(result.model_dir, device="cpu")[0].auto_model.embeddings.token_type_embeddings
-    trained_rows = table.weight.detach().numpy()[2:]
-    type_zero = start[0].auto_model.embeddings.token_type_embeddings.weight.detach().numpy()[0]
-    assert np.abs(trained_rows - type_zero).max() > 0  # language rows exist and were trained
-    german = [de for _, de in [("x", "der Hund läuft")]]
+    add_language_embeddings(start, ["en", "de"], seed=0)  # the rows the run started from (same seed)
+    trained, initial = (model[0].auto_model.embeddings.token_type_embeddings.weight.detach().numpy()
+                        for model in (SentenceTransformer(result.model_dir, device="cpu"), start))
+    assert np.abs(trained[2:] - initial[2:]).max() > 1e-5  # the language rows trained (lr 5e-5, 6 steps)
+    german = ["der Hund läuft nach Hause"]
     assert not np.allclose(encoder.encode(german, "de"), encoder.encode(german, "en"), atol=1e-5)
 
 
