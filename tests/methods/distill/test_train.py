@@ -354,7 +354,7 @@ def test_teacher_weight_blends_the_teacher_with_the_untrained_student(tiny, tmp_
     from sentence_transformers import SentenceTransformer
 
     from polyembed.data.parallel_sources import ParallelSource
-    from polyembed.methods.distill.train import DistillData, _train_dataset
+    from polyembed.methods.distill.train import DistillData, EnglishTargets, _train_dataset
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import load_model
 
@@ -366,8 +366,10 @@ def test_teacher_weight_blends_the_teacher_with_the_untrained_student(tiny, tmp_
     teacher = store.embed(english, show_progress_bar=False)
     own = student.encode(english)
     for weight in (1.0, 0.25, 0.0):
-        labels = np.asarray(_train_dataset(data, store, student, weight, show_progress=False)["label"])
+        targets = EnglishTargets(store, student, weight, english, show_progress=False)
+        labels = np.asarray(_train_dataset(data, targets, student, show_progress=False)["label"])
         np.testing.assert_allclose(labels, weight * teacher + (1 - weight) * own, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(targets.embed(english[:2]), labels[:2], rtol=1e-5, atol=1e-6)  # the dev's
 
 
 def test_anchor_languages_are_checked_before_training(tiny: dict[str, Path], tmp_path: Path) -> None:

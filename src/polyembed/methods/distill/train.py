@@ -170,44 +170,65 @@ def fit_projection(
     return dense
 
 
-def _train_dataset(data: DistillData, store: Any, student: Any, teacher_weight: float, show_progress: bool):
+class EnglishTargets:
+    """What each English sentence (and its translation) is pulled to: the teacher's embedding, blended with
+    the untrained student's own (projection included) by `weight` (config `teacher_weight`). The student's side
+    is computed once, before training, for every sentence the run will ask about (training and dev English);
+    `embed` has the EmbeddingStore signature, so the dev evaluator measures MSE against the same targets."""
+
+    def __init__(self, store: Any, student: Any, weight: float, sentences: list[str], show_progress: bool) -> None:
+        import numpy as np
+
+        self.store, self.weight = store, weight
+        self.own: dict[str, Any] = {}
+        if weight < 1:
+            unique = list(dict.fromkeys(sentences))
+            if show_progress:
+                print(f"targets: {weight:g} x teacher + {1 - weight:g} x the untrained student "
+                      f"({len(unique):,} English sentences embedded by the student)")
+            vectors = student.encode(unique, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
+            self.own = dict(zip(unique, np.asarray(vectors, dtype=np.float32), strict=True))
+
+    def embed(self, sentences: list[str], show_progress_bar: bool = False) -> Any:
+        import numpy as np
+
+        teacher = self.store.embed(sentences, show_progress_bar=show_progress_bar)
+        if self.weight >= 1:
+            return teacher
+        own = np.stack([self.own[s] for s in sentences]).astype(teacher.dtype)
+        return self.weight * teacher + (1 - self.weight) * own
+
+
+def _train_dataset(data: DistillData, targets: EnglishTargets, student: Any, show_progress: bool):
     """Rows of all sources back to back (the order BalancedBatchSampler expects): bitext rows labelled with
-    the teacher's embedding of the English side (blended with the untrained student's by `teacher_weight`),
-    then anchor rows labelled with the untrained student's embedding of the sentence (both text columns hold
-    the sentence, so MSELoss sees it twice, each time under its own dropout)."""
+    the target of the English side (`EnglishTargets`), then anchor rows labelled with the untrained student's
+    embedding of the sentence (both text columns hold the sentence, so MSELoss sees it twice, each time under
+    its own dropout)."""
     import numpy as np
     from datasets import Dataset
 
     english = [s for source in data.train for s in source.english]
     other = [s for source in data.train for s in source.other]
-    labels = store.embed(english, show_progress_bar=False)
-    if teacher_weight < 1:
-        unique = list(dict.fromkeys(english))
-        if show_progress:
-            print(f"targets: {teacher_weight:g} x teacher + {1 - teacher_weight:g} x the untrained student "
-                  f"({len(unique):,} English sentences embedded by the student)")
-        own = student.encode(unique, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
-        row = {sentence: index for index, sentence in enumerate(unique)}
-        own_labels = np.asarray(own, dtype=labels.dtype)[[row[s] for s in english]]
-        labels = teacher_weight * labels + (1 - teacher_weight) * own_labels
+    labels = targets.embed(english)
     anchored = [s for anchor in data.anchors for s in anchor.sentences]
     if anchored:
         if show_progress:
             print(f"anchors: {len(anchored):,} sentences in {len(data.anchors)} languages, embedded by the student")
-        targets = student.encode(anchored, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
+        own = student.encode(anchored, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
         english, other = english + anchored, other + anchored
-        labels = np.vstack([labels, np.asarray(targets, dtype=labels.dtype)])
+        labels = np.vstack([labels, np.asarray(own, dtype=labels.dtype)])
     return Dataset.from_dict({TEXT_COLUMNS[0]: english, TEXT_COLUMNS[1]: other, LABEL_COLUMN: labels.tolist()})
 
 
-def _evaluator(data: Bitext, store: Any, batch_size: int):
-    """The paper's dev measures per language (`DistillationDevEvaluator`) plus English-X dev STS."""
+def _evaluator(data: Bitext, targets: EnglishTargets, batch_size: int):
+    """The paper's dev measures per language (`DistillationDevEvaluator`, MSE against the training targets)
+    plus English-X dev STS."""
     from sentence_transformers.sentence_transformer.evaluation import (
         EmbeddingSimilarityEvaluator,
         SequentialEvaluator,
     )
 
-    evaluators: list[Any] = [DistillationDevEvaluator(data.dev, store, batch_size, name="dev")]
+    evaluators: list[Any] = [DistillationDevEvaluator(data.dev, targets, batch_size, name="dev")]
     if data.dev_sts is not None:
         first, second, scores = data.dev_sts
         evaluators.append(
@@ -226,6 +247,8 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
         print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
     _, store = _teacher_targets(config, data, show_progress)
     student, transfer_report = build_student(config, data, store, run.path, show_progress)
+    english = [s for source in [*data.train, *data.dev] for s in source.english]
+    targets = EnglishTargets(store, student, config.teacher_weight, english, show_progress)
     sizes = [len(s) for s in data.train] + [len(a) for a in data.anchors]
     lengths = None
     if config.group_by_length:
@@ -236,9 +259,9 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
     step_rows = config.batch_size * processes  # rows per optimizer step over all data-parallel processes
     return TrainingJob(
         model=student,
-        train_dataset=_train_dataset(data, store, student, config.teacher_weight, show_progress),
+        train_dataset=_train_dataset(data, targets, student, show_progress),
         loss=distillation_loss(student),
-        evaluator=_evaluator(data, store, config.batch_size),
+        evaluator=_evaluator(data, targets, config.batch_size),
         best_metric=BEST_METRICS[config.best_metric],
         steps_per_epoch=math.ceil(max(sizes) * len(sizes) / step_rows),
         batch_sampler=functools.partial(
