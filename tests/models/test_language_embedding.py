@@ -74,3 +74,13 @@ def test_saved_ids_make_load_model_route_by_language(folder: Path, tmp_path: Pat
     assert "no language embedding for 'fr'" in caplog.text
     assert encoder.encode([], "de").shape == (0, 32)
     assert not isinstance(load_model(str(folder)), LanguageEmbeddingEncoder)
+
+
+def test_onnx_export_refuses_a_model_with_language_embeddings(folder: Path, tmp_path: Path) -> None:
+    from polyembed.models.onnx_export import export_onnx
+
+    model = _model(folder)
+    add_language_embeddings(model, ["en", "de"])
+    with pytest.raises(PolyembedError, match="needs each sentence's language"):
+        export_onnx(model, tmp_path / "export")
+    assert not (tmp_path / "export").exists()

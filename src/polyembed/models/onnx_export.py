@@ -123,6 +123,7 @@ def export_onnx(
     """Export a sentence-transformers model (name, folder or encoder) to `out_dir` (written atomically):
     tokenizer, `model.onnx`, with `quantize` also `model.int8.onnx`, and the settings file. An existing
     `out_dir` is replaced only with `overwrite` and only when it is an earlier export."""
+    from polyembed.models.language_embedding import language_embedding_ids
     from polyembed.models.loading import as_sentence_transformer
     from polyembed.outputs import check_output_dir
 
@@ -134,6 +135,9 @@ def export_onnx(
             raise PolyembedError(f"--output {out_dir}: an earlier export is there (add --overwrite to replace it)")
 
     st_model, source = as_sentence_transformer(model, "export")
+    if language_embedding_ids(st_model):
+        raise PolyembedError(f"{source}: a model with language embeddings needs each sentence's language, which "
+                             "the ONNX graph does not take; serve the model folder instead")
     settings = _settings_from(st_model, source, quantize)
     transformer = st_model[0].auto_model
     tokenizer = st_model.tokenizer
