@@ -351,7 +351,8 @@ def render() -> None:
                 if name in result["scores"]}
         main = next((s for s in seeds if s["seed"] == result["seed"]), None)
         if main:
-            rows = {"N = 4, GMM, dual supervision, own key (the run above)": _summary(main["scores"]["em"]), **rows}
+            rows = {"phase 1 continued, equal compute (the run above)": _summary(main["scores"]["warmup-continued"]),
+                    "N = 4, GMM, dual supervision, own key (the run above)": _summary(main["scores"]["em"]), **rows}
         section += [f"Ablations, seed {result['seed']} (`{command} ablation --seed {result['seed']}`; one seed: "
                     "hints, not claims):", "", "| variant | " + " | ".join(columns) + " |",
                     "|---|" + "---|" * len(columns),
