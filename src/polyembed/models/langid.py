@@ -34,3 +34,16 @@ def identify_languages(texts: Sequence[str], candidates: Sequence[str] | None = 
 def langid_languages() -> frozenset[str]:
     """The ISO 639-1 codes the identifier can answer (97 languages)."""
     return frozenset(str(code) for code in _identifier().nb_classes)
+
+
+def identify_among(texts: Sequence[str], languages: Sequence[str], model_name: str) -> list[str]:
+    """Language of each text among a language-routed model's `languages` (those langid knows); a clear error
+    naming the model when langid knows none of them."""
+    from polyembed.errors import PolyembedError
+
+    candidates = [code for code in languages if code in langid_languages()]
+    if not candidates:
+        raise PolyembedError(
+            f"{model_name}: the language identifier knows none of {', '.join(languages)}; pass language=..."
+        )
+    return identify_languages(texts, candidates)

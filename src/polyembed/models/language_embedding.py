@@ -160,13 +160,9 @@ class LanguageEmbeddingEncoder(SentenceTransformerEncoder):
         if language is not None:
             types = [self.token_type(language)] * len(sentences)
         else:
-            from polyembed.models.langid import identify_languages, langid_languages
+            from polyembed.models.langid import identify_among
 
-            candidates = [code for code in self.ids if code in langid_languages()]
-            if not candidates:
-                raise PolyembedError(f"{self.name}: the language identifier knows none of its languages; "
-                                     "pass language=...")
-            types = [self.token_type(code) for code in identify_languages(sentences, candidates)]
+            types = [self.token_type(code) for code in identify_among(sentences, self.languages, self.name)]
         vectors = encode_by_language(self.model, list(sentences), types, batch_size=batch_size,
                                      show_progress_bar=show_progress_bar)
         return vectors.float().cpu().numpy()

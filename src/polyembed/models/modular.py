@@ -168,15 +168,9 @@ class ModularEncoder:
         return out
 
     def _identify(self, sentences: Sequence[str]) -> list[str]:
-        from polyembed.models.langid import identify_languages, langid_languages
+        from polyembed.models.langid import identify_among
 
-        candidates = [code for code in self.config.languages if code in langid_languages()]
-        if not candidates:
-            raise PolyembedError(
-                f"modular bundle {self.name}: the language identifier knows none of {', '.join(self.languages)}; "
-                "pass language=..."
-            )
-        return identify_languages(sentences, candidates)
+        return identify_among(sentences, self.languages, f"modular bundle {self.name}")
 
     def with_mode(self, mode: Mode) -> ModularEncoder:
         """The same bundle (encoders shared) with another default mode, e.g. for monolingual evaluation."""
