@@ -165,10 +165,10 @@ def _phases(seed: int, out: Path, warmup_steps: int, em_steps: int, max_pairs: i
     runs: dict[str, dict[str, Any]] = {}
     if warmup_dir is None:
         runs["warmup"] = run_stage("emmax-warmup", out / "warmup", True, student=BASE, languages=WARMUP_LANGUAGES,
-                                   max_steps=warmup_steps, **common, **(warmup_options or {}))
+                                   max_steps=warmup_steps, keep_checkpoints=False, **common, **(warmup_options or {}))
         warmup_dir = runs["warmup"]["model_dir"]
     runs["em"] = run_stage("emmax-em", out / "em", True, student=warmup_dir, languages=WARMUP_LANGUAGES + LONG_TAIL,
-                           max_steps=em_steps, **common, **em_options)
+                           max_steps=em_steps, keep_checkpoints=False, **common, **em_options)
     return runs
 
 
@@ -179,7 +179,7 @@ def run(seed: int, warmup_steps: int, em_steps: int, max_pairs: int, batch_size:
     runs = _phases(seed, out, warmup_steps, em_steps, max_pairs, batch_size, {}, {})
     runs["warmup-continued"] = run_stage(
         "emmax-warmup", out / "warmup-continued", True, student=runs["warmup"]["model_dir"],
-        languages=WARMUP_LANGUAGES, max_steps=em_steps, max_pairs_per_source=max_pairs,
+        languages=WARMUP_LANGUAGES, max_steps=em_steps, max_pairs_per_source=max_pairs, keep_checkpoints=False,
         **_common(seed, batch_size))
     models = {"base": BASE, **{name: runs[name]["model_dir"] for name in ("warmup", "warmup-continued", "em")}}
     evaluations = _evaluate(models, True, out / "evaluations.json")

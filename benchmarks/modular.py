@@ -222,7 +222,8 @@ def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
         text = vocabulary_text(config, language, [language])
         transfer_vocabulary(BASE, text, folder, vocab_size=vocabulary_size, seed=seed, overwrite=True)
     transfer_seconds = round(time.perf_counter() - started, 1)
-    shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length, "seed": seed}
+    shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length, "seed": seed,
+              "keep_checkpoints": False}
     stages = {"la": run_stage("modular-la", out / "la", True, student=str(folder), language=language,
                               max_steps=config.la_steps, **shared)}
     stages["se"] = run_stage("modular-se", out / "se", True, student=stages["la"]["model_dir"], language=language,

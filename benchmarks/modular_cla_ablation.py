@@ -101,7 +101,8 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) ->
             started = time.perf_counter()
             stage = run_stage("modular-cla", out / code / name, True, student=student, pivot=pivot, language=code,
                               learning_rate=rate, adapter_scaling=scaling, max_steps=config["cla_steps"],
-                              batch_size=config["batch_size"], max_seq_length=config["max_seq_length"], seed=seed)
+                              batch_size=config["batch_size"], max_seq_length=config["max_seq_length"], seed=seed,
+                              keep_checkpoints=False)
             bundle = load_model(str(_bundle(out / code / name, pivot, code)))
             rows[name] = {"learning_rate": rate, "adapter_scaling": scaling,
                           "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),

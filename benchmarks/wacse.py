@@ -82,7 +82,7 @@ def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> N
         for name in variants:
             folder = OUT / f"seed-{seed}" / name
             trained = run_stage("wacse", folder, True, **VARIANTS[name], max_steps=steps, batch_size=batch_size,
-                                seed=seed)
+                                seed=seed, keep_checkpoints=False)
             models[name] = trained["model_dir"]
             results["runs"].setdefault(f"{name}/seed-{seed}", {}).update(
                 {k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")})

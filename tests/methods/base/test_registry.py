@@ -101,3 +101,20 @@ def test_unknown_methods_and_plugin_modules_are_clear_errors(monkeypatch: pytest
     monkeypatch.setattr("polyembed.methods.base.registry._discovered", False)
     with pytest.raises(PolyembedError, match=r"\$POLYEMBED_METHODS: cannot import .*no_such_module_xyz"):
         list_methods()
+
+
+def test_keep_checkpoints_false_frees_the_disk_and_may_differ_on_resume(
+    toy_inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    import tests.methods.toy  # noqa: F401 - registers "toy" in this process
+
+    kept, freed = tmp_path / "kept", tmp_path / "freed"
+    options = _toy_config(toy_inputs, kept, max_steps=4, eval_steps=2)
+    train("toy", **options, show_progress=False)
+    assert {"checkpoint-2", "checkpoint-4"} <= {p.name for p in (kept / "checkpoints").iterdir()}
+    result = train("toy", **{**options, "output_dir": str(freed), "keep_checkpoints": False}, show_progress=False)
+    assert result.steps == 4 and not (freed / "checkpoints").exists()
+    assert (freed / "model" / "modules.json").is_file() and json.loads((freed / "training.json").read_text())["steps"]
+    # keep_checkpoints changes nothing that is trained: a resumed run may flip it; any other change is refused
+    with pytest.raises(PolyembedError, match=r"\(temperature: 0.1 in the run, 0.2 now\)"):
+        train("toy", **{**options, "keep_checkpoints": False, "temperature": 0.2}, resume=True, show_progress=False)

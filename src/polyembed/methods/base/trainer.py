@@ -234,4 +234,6 @@ def fit(
         details=job.details,
     )
     run.write_summary(result.to_dict())
+    if not config.keep_checkpoints:
+        run.remove_checkpoints()
     return result

@@ -72,6 +72,7 @@ class ModularPipelineConfig:
     max_seq_length: int = option(128, "Maximum tokens per sentence in every stage.", minimum=8)
     precision: Literal["auto", "bf16", "fp32"] = option("auto", "Training precision of every stage.")
     seed: int = option(0, "Seed of every stage.", minimum=0, maximum=2**32 - 1)
+    keep_checkpoints: bool = option(True, "Keep every finished stage's checkpoints/ (false frees the disk).")
     unknown_language: Literal["error", "pivot"] = option(
         "error", "The bundle's answer to a language it lacks: an error, or the English pivot with a warning."
     )
@@ -221,7 +222,8 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     _check_inputs(config, languages)
     root = Path(config.output_dir).expanduser().resolve()
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
-              "precision": config.precision, "seed": config.seed, "data_root": config.data_root}
+              "precision": config.precision, "seed": config.seed, "data_root": config.data_root,
+              "keep_checkpoints": config.keep_checkpoints}
     pairs = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
     stages: dict[str, dict[str, Any]] = {}
     encoders: dict[str, str] = {}
