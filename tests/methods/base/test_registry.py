@@ -118,3 +118,5 @@ def test_keep_checkpoints_false_frees_the_disk_and_may_differ_on_resume(
     # keep_checkpoints changes nothing that is trained: a resumed run may flip it; any other change is refused
     with pytest.raises(PolyembedError, match=r"\(temperature: 0.1 in the run, 0.2 now\)"):
         train("toy", **{**options, "keep_checkpoints": False, "temperature": 0.2}, resume=True, show_progress=False)
+    with pytest.raises(PolyembedError, match="holds a finished run .*nothing to resume"):
+        train("toy", **{**options, "keep_checkpoints": False}, resume=True, show_progress=False)

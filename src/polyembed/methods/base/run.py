@@ -58,6 +58,11 @@ class RunFolder:
         if resume:
             if saved.is_file():
                 self._check_same_options(saved, config)
+            if (self.path / SUMMARY_FILE).is_file():  # the trainer would run one more step past the end
+                raise PolyembedError(
+                    f"{self.path} holds a finished run ({SUMMARY_FILE}; its model is in {self.model_dir}): nothing "
+                    "to resume; pass --overwrite to train it again, or a new --output-dir"
+                )
             return
         if self.path.is_dir() and any(self.path.iterdir()):
             if not overwrite:
