@@ -66,8 +66,8 @@ class TrainConfig:
     save_total_limit: int = option(2, "Checkpoints kept on disk (the best one is always kept).", minimum=1)
     keep_checkpoints: bool = option(
         True,
-        "Keep checkpoints/ once training has finished (model/ holds the best model either way); false frees "
-        "the disk, and the run can then no longer be resumed or continued from its trainer state.",
+        "Keep checkpoints/ once training has finished; false frees the disk (model/ holds the best model "
+        "either way).",
     )
     seed: int = option(0, "Seed of data sampling, dev split and training.", minimum=0, maximum=2**32 - 1)
     output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
