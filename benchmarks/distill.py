@@ -7,6 +7,7 @@
   python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
   python benchmarks/distill.py forgetting --seeds 0 1      # full LASER Tatoeba, untrained vs the acceptance seeds
   python benchmarks/distill.py recipe NAME --seeds 0 1 --set teacher=mpnet-en   # a recipe against forgetting
+  python benchmarks/distill.py recipe-figure               # the recipes' trade-off, docs/figures/
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine; nothing is copied in. Each subcommand saves its JSON,
@@ -615,6 +616,42 @@ def recipe_summary(saved: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def recipe_figure(saved: dict[str, Any] | None) -> Path:
+    """The recipes' trade-off in one picture: cross-lingual STS against the student's own-language STS and against
+    the Tatoeba languages that lost more than 1 point; one point per seed, the mean as a labelled marker, the
+    untrained student and the issue's bound (1 point of own-language STS) for reference."""
+    from matplotlib.figure import Figure
+
+    if not saved or not saved.get("rows"):
+        raise SystemExit("no recipes.json here: run `python benchmarks/distill.py recipe NAME` first")
+    untrained = next(iter(saved["baselines"].values()))["headline"]
+    figure = Figure(figsize=(11, 4.8))
+    panels = [("student-language STS (mean)", lambda run: run["headline"]["mono_sts"], untrained["mono_sts"]),
+              ("Tatoeba languages losing > 1 point", lambda run: sum(
+                  1 for lang in run["forgetting"]["languages"] if lang["change"] < -1), 0)]
+    for position, (label, x_of, untrained_x) in enumerate(panels, start=1):
+        axes = figure.add_subplot(1, 2, position)
+        for index, (name, row) in enumerate(saved["rows"].items()):
+            runs = list(row["runs"].values())
+            xs, ys = [x_of(run) for run in runs], [run["headline"]["cross_sts"] for run in runs]
+            colour = f"C{index % 10}"
+            axes.scatter(xs, ys, s=12, alpha=0.5, color=colour)
+            axes.scatter([sum(xs) / len(xs)], [sum(ys) / len(ys)], s=40, color=colour, label=name)
+        axes.scatter([untrained_x], [untrained["cross_sts"]], s=60, marker="x", color="black", label="untrained")
+        if position == 1:
+            axes.axvline(untrained["mono_sts"] - 1, linestyle="--", color="grey", linewidth=1)
+            axes.text(untrained["mono_sts"] - 1, untrained["cross_sts"], " bound", color="grey", fontsize=8)
+        axes.set_xlabel(label)
+        axes.set_ylabel("cross-lingual STS")
+    figure.axes[0].legend(fontsize=7)
+    figure.suptitle("Distillation recipes: cross-lingual gain against forgetting (each seed, and the mean)",
+                    fontsize=10)
+    target = REPO / "docs" / "figures" / "distill-recipes-tradeoff.png"
+    with atomic_write(target, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100, bbox_inches="tight")
+    return target
+
+
 def _machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
@@ -822,6 +859,7 @@ def main() -> None:
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
     sub.add_parser("recipe-summary", help="print the per-seed forgetting counts of recipes.json")
+    sub.add_parser("recipe-figure", help="draw the recipes' trade-off (docs/figures/distill-recipes-tradeoff.png)")
     args = parser.parse_args()
     try:
         overrides = parse_key_values(getattr(args, "set", []), "--set")
@@ -832,6 +870,9 @@ def main() -> None:
         parser.error(f"--set {unset[0]}=null cannot unset an option; give a value (max_pairs_per_source=0: no cap)")
     if args.command == "recipe-summary":
         print("\n".join(recipe_summary(_load("recipes"))))
+        return
+    if args.command == "recipe-figure":
+        print(f"wrote {recipe_figure(_load('recipes')).relative_to(REPO)}")
         return
     if args.command == "acceptance":
         acceptance(args.seeds, overrides, args.reuse_baselines, args.evaluate_only)
