@@ -177,6 +177,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "negative-steps.yaml:3: max_steps: -5 is out of range"),
     ("distill-config-wrong-type", ["train", "distill", "--config", "{tmp}/wrong-type.yaml"],
      "wrong-type.yaml:2: epochs: expected float"),
+    ("distill-config-keep-checkpoints-not-bool", ["train", "distill", "--config", "{tmp}/keep-checkpoints.yaml"],
+     "keep-checkpoints.yaml:2: keep_checkpoints"),
     ("distill-config-not-a-mapping", ["train", "distill", "--config", "{tmp}/list.yaml"], "must be a mapping"),
     ("distill-config-bad-date", ["train", "distill", "--config", "{tmp}/bad-date.yaml"], "invalid YAML"),
     # ---- train distill: output folder and models
@@ -331,6 +333,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "unknown-key.yaml").write_text("seed: 1\nbatchsize: 3\n")
     (tmp_path / "negative-steps.yaml").write_text("seed: 1\nlanguages: [de]\nmax_steps: -5\n")
     (tmp_path / "wrong-type.yaml").write_text("seed: 1\nepochs: many\n")
+    (tmp_path / "keep-checkpoints.yaml").write_text("seed: 1\nkeep_checkpoints: maybe\n")
     (tmp_path / "list.yaml").write_text("- de\n- fr\n")
     (tmp_path / "bad-date.yaml").write_text("seed: 1\nwhen: 2024-02-30\n")
     monkeypatch.chdir(tmp_path)
