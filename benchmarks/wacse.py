@@ -87,13 +87,14 @@ def under_alignment(words: AlignedWords) -> dict[str, float]:
             "word_retrieval": round(50 * (float(np.mean(forward)) + float(np.mean(backward))), 2)}
 
 
-def _dev_links() -> tuple[list[str], list[str], list[list[tuple[int, int]]]]:
-    """The held-out pairs (English, other) and the aligner's links on them that pass the training threshold."""
+def _dev_links(seed: int) -> tuple[list[str], list[str], list[list[tuple[int, int]]]]:
+    """The held-out pairs (English, other) of this seed's split, which its models never trained on, and the
+    aligner's links on them that pass the training threshold."""
     from polyembed.methods.base.bitext import prepare_bitext
     from polyembed.methods.wacse.alignments import align_bitext
     from polyembed.methods.wacse.config import WacseConfig
 
-    config = WacseConfig(seed=0)
+    config = WacseConfig(seed=seed)
     bitext = prepare_bitext(config)
     english = [e for s in bitext.dev for e in s.english]
     other = [o for s in bitext.dev for o in s.other]
@@ -108,7 +109,7 @@ def figure(seed: int, names: list[str], points: int) -> None:
     from polyembed.eval.tasks.geometry import projection_figure
     from polyembed.models.loading import as_sentence_transformer, load_model
 
-    english, other, links = _dev_links()
+    english, other, links = _dev_links(seed)
     for name in names:
         path = "me5-small" if name == "me5-small" else str(OUT / f"seed-{seed}" / name / "model")
         model = as_sentence_transformer(load_model(path))[0]
@@ -130,32 +131,40 @@ def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> N
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import as_sentence_transformer, load_model
 
-    dev_english, dev_other, dev_links = _dev_links()
     tasks = [("tatoeba", {"languages": [*LOW.values(), *HIGH]}), ("sts17", {"languages": ["ar-en", "es-en", "tr-en"]})]
     results = _load() or {"runs": {}}
-    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "steps": steps, "batch_size": batch_size,
-            "dev_pairs": len(dev_english), "dev_links": sum(len(row) for row in dev_links)}
+    results |= {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "steps": steps, "batch_size": batch_size}
+    for stale in ("dev_pairs", "dev_links"):  # now per seed, in each entry's "words"
+        results.pop(stale, None)
 
-    def score(key: str, path: str) -> None:  # each model as soon as it exists: a killed series keeps its scores
+    def score(key: str, path: str, seed: int, dev: tuple[list[str], list[str], list[list[tuple[int, int]]]]) -> None:
+        """Scores a model as soon as it exists (a killed series keeps them). Word scores are keyed by the seed
+        whose held-out pairs they use: a trained model's own seed, me5-small's every seed."""
         entry = results["runs"].setdefault(key, {})
-        if "scores" in entry and "word_retrieval" in entry:
+        words = entry.setdefault("words", {})
+        if "scores" in entry and str(seed) in words:
             return
         encoder = load_model(path)
         if "scores" not in entry:
             result = evaluate(encoder, [get_task(t, **o) for t, o in tasks], show_progress=False)
             entry["scores"] = {f"{s.task}/{s.subset}": round(float(s.value), 2) for s in result.scores if s.main}
-        model = as_sentence_transformer(encoder)[0]
-        entry.update(under_alignment(aligned_words(model, dev_english, dev_other, dev_links)))
-        _save(results | meta)
+        english, other, links = dev
+        vectors = aligned_words(as_sentence_transformer(encoder)[0], english, other, links)
+        words[str(seed)] = {**under_alignment(vectors), "dev_pairs": len(english),
+                            "dev_links": sum(len(row) for row in links)}
+        for stale in ("aligned_word_cosine", "word_retrieval"):  # older files scored every seed on seed 0's split
+            entry.pop(stale, None)
+        _save(results)
 
-    score("me5-small", "me5-small")
     for seed in seeds:
+        dev = _dev_links(seed)
+        score("me5-small", "me5-small", seed, dev)
         for name in variants:
             trained = run_stage("wacse", OUT / f"seed-{seed}" / name, True, **VARIANTS[name], max_steps=steps,
                                 batch_size=batch_size, seed=seed, keep_checkpoints=False)
             results["runs"].setdefault(f"{name}/seed-{seed}", {}).update(
                 {k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")})
-            score(f"{name}/seed-{seed}", trained["model_dir"])
+            score(f"{name}/seed-{seed}", trained["model_dir"], seed, dev)
     render()
 
 
@@ -178,6 +187,8 @@ def render() -> None:
             print("no saved results here: the docs section is left alone")
         return
     runs = payload["runs"]
+    held_out = "; ".join(f"seed {seed}: {words['dev_pairs']} pairs, {words['dev_links']} links"
+                         for seed, words in sorted(runs.get("me5-small", {}).get("words", {}).items()))
     names = ["me5-small", *VARIANTS]
     columns = [f"tatoeba/{code}" for code in LOW.values()]
     header = ["model", *[c.split("/")[1] for c in columns], "low mean", "high mean", "STS17 cross",
@@ -187,9 +198,10 @@ def render() -> None:
              "(each seed). Tatoeba: accuracy, mean of both directions; low: "
              f"{', '.join(LOW.values())}; high: {', '.join(HIGH)}. STS17 cross: tracks ar-en, es-en (4a), tr-en. "
              "Aligned-word cos: mean cosine (x100, last layer) of the word pairs that me5-small's itermax aligner "
-             f"links (score >= 0.8; {payload.get('dev_links', '?')}) in the {payload.get('dev_pairs', '?')} held-out "
-             "pairs; the links are chosen by me5-small itself, so the "
-             "score favours it, but every model is measured on the same pairs. Word retrieval: each linked word "
+             f"links (score >= 0.8) in each seed's held-out pairs ({held_out}), which that seed's models never "
+             "trained on; me5-small is scored on every seed's pairs. The links are chosen by me5-small itself, so "
+             "the score favours it, but the models of a seed are measured on the same pairs. Word retrieval: each "
+             "linked word "
              "against every linked word of the other language in those pairs, a hit when the nearest is its "
              "translation's word (mean of both directions); unlike the cosine it does not move when a whole "
              "space gets more or less anisotropic. Training wall time and peak "
@@ -209,11 +221,17 @@ def render() -> None:
         low = [sum(r["scores"].get(c, 0.0) for c in columns) / len(columns) for r in rows]
         high = [sum(r["scores"].get(f"tatoeba/{c}", 0.0) for c in HIGH) / len(HIGH) for r in rows]
         sts = [r["scores"].get("sts17/cross-avg", float("nan")) for r in rows]
-        word_retrieval = cell([r["word_retrieval"] for r in rows]) if all("word_retrieval" in r for r in rows) else "-"
+        if name == "me5-small":
+            words = list(rows[0].get("words", {}).values())
+        else:
+            words = [runs[k].get("words", {}).get(k.split("/seed-")[1]) for k in keys if "scores" in runs[k]]
+        scored = words and all(words)
+        cosine = cell([w["aligned_word_cosine"] for w in words]) if scored else "-"
+        word_retrieval = cell([w["word_retrieval"] for w in words]) if scored else "-"
         walls = cell([r["wall_seconds"] for r in rows]) if all("wall_seconds" in r for r in rows) else "-"
         memory = cell([r["peak_memory_mb"] / 1024 for r in rows]) if all("peak_memory_mb" in r for r in rows) else "-"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cell(low)} | {cell(high)} | {cell(sts)} | "
-                     f"{cell([r['aligned_word_cosine'] for r in rows])} | {word_retrieval} | {walls} | {memory} |")
+                     f"{cosine} | {word_retrieval} | {walls} | {memory} |")
     drawn = [name for name in names if (FIGURES / f"wacse-words-{name}.png").is_file()]
     if drawn:
         lines += ["", "Word pairs the aligner links in held-out pairs (English and its low-resource translation), "
