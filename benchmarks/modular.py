@@ -323,8 +323,10 @@ def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
         if not all(name in seed["singles"] for seed in seeds):
             continue
         runs = [seed["singles"][name] for seed in seeds]
+        resumed = "*" if any(r.get("resumed") for r in runs) else ""
         lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} | "
-                     f"{_fmt([r['wall_seconds'] for r in runs])} | {_fmt([r['peak_memory_mb'] for r in runs])} |")
+                     f"{_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
+                     f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
     return lines
 
 
