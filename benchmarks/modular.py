@@ -74,7 +74,8 @@ def _per_language(scores: dict[str, float], languages: list[str]) -> dict[str, d
     and STS2017 en-en mean)."""
     out: dict[str, dict[str, float]] = {}
     english = [scores[k] for k in ("stsb-multi-mt/en", "sts17/en-en") if k in scores]
-    out[PIVOT] = {"mono": sum(english) / len(english)}
+    if english:  # the vocabulary comparison scores one language and no English task
+        out[PIVOT] = {"mono": sum(english) / len(english)}
     for code in languages:
         task = "kardes-sts" if code in KARDES else "stsb-multi-mt"
         row = {"mono": scores.get(f"{task}/{code}", math.nan), "cross": scores.get(f"{task}/en-{code}", math.nan)}
