@@ -309,24 +309,44 @@ def _score_table(seeds: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+# Each stage's own dev measure, as its training.json records it: (key, factor to the shown unit, format).
+STAGE_MEASURES = {"la": ("heldout_mlm_loss", 1.0, "{:.2f}"), "se": ("dev_mean_accuracy", 100.0, "{:.1f}"),
+                  "cla": ("dev_mean_accuracy", 1.0, "{:.1f}")}
+
+
+def _stage_change(stage: str, runs: list[dict[str, Any]]) -> str:
+    """'before -> after' of the stage's dev measure (mean over seeds), read from each run's training.json."""
+    key, factor, form = STAGE_MEASURES[stage]
+    pairs = []
+    for run_ in runs:
+        record = load_json(Path(run_["model_dir"]).parent / "training.json") or {}
+        before = record.get("details", {}).get("before", {}).get(key)
+        after = (run_.get("best") or {}).get(f"eval_{key}")
+        if before is not None and after is not None:
+            pairs.append((factor * before, factor * after))
+    if len(pairs) != len(runs):
+        return "-"
+    return f"{form.format(_mean([b for b, _ in pairs]))} -> {form.format(_mean([a for _, a in pairs]))}"
+
+
 def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
-    lines = ["| encoder | parameters (base: {:,}) | stage | steps | wall time (s) | peak memory (MB) |".format(
-        seeds[0]["base_parameters"]), "|---|---|---|---|---|---|"]
+    lines = ["| encoder | parameters (base: {:,}) | stage | steps | dev measure before -> after | wall time (s) | "
+             "peak memory (MB) |".format(seeds[0]["base_parameters"]), "|---|---|---|---|---|---|---|"]
     for code, encoder in seeds[0]["encoders"].items():
         share = encoder["parameters"] / seeds[0]["base_parameters"]
         for stage in encoder["stages"]:
             runs = [seed["encoders"][code]["stages"][stage] for seed in seeds]
             resumed = "*" if any(r.get("resumed") for r in runs) else ""
             lines.append(f"| {code} | {encoder['parameters']:,} ({share:.0%}) | {stage} | {runs[0]['steps']} | "
-                         f"{_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
+                         f"{_stage_change(stage, runs)} | {_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
                          f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
     for name in ("single-m", "single-c", "single-mc"):
         if not all(name in seed["singles"] for seed in seeds):
             continue
         runs = [seed["singles"][name] for seed in seeds]
         resumed = "*" if any(r.get("resumed") for r in runs) else ""
-        lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} | "
-                     f"{_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
+        lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} "
+                     f"| - | {_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
                      f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
     return lines
 
@@ -390,7 +410,10 @@ def render() -> None:
         "",
         *_vocabulary_lines(),
         "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark; "
-        "`*`: a stage resumed after an interruption, whose time covers the resumed part only):",
+        "`*`: a stage resumed after an interruption, whose time covers the resumed part only; dev measure, mean "
+        "of the seeds: LA held-out MLM loss (the head is new, tied to the input embeddings, so 'before' is an "
+        "untrained head), SE paraphrase retrieval accuracy, CLA retrieval against the pivot, each at the kept "
+        "checkpoint):",
         "",
         *_cost_table(seeds),
         "",
