@@ -201,9 +201,8 @@ def render() -> None:
              f"links (score >= 0.8) in each seed's held-out pairs ({held_out}), which that seed's models never "
              "trained on; me5-small is scored on every seed's pairs. The links are chosen by me5-small itself, so "
              "the score favours it, but the models of a seed are measured on the same pairs. Word retrieval: each "
-             "linked word "
-             "against every linked word of the other language in those pairs, a hit when the nearest is its "
-             "translation's word (mean of both directions); unlike the cosine it does not move when a whole "
+             "linked word against every linked word of the other language in those pairs, a hit when the nearest "
+             "is its translation's word (mean of both directions); unlike the cosine it does not move when a whole "
              "space gets more or less anisotropic. Training wall time and peak "
              "memory (resident set) per run, alone on the machine.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
