@@ -6,7 +6,9 @@
   python benchmarks/distill.py vocabulary NAME --set K=V   # one student with vs without FOCUS vocabulary transfer
   python benchmarks/distill.py ablation NAME --set K=V     # one variant of the demo config (150 steps)
   python benchmarks/distill.py forgetting --seeds 0 1      # full LASER Tatoeba, untrained vs the acceptance seeds
+  python benchmarks/distill.py forgetting --recipe NAME    # the same for a recipe's seed models
   python benchmarks/distill.py recipe NAME --seeds 0 1 --set teacher=mpnet-en   # a recipe against forgetting
+  python benchmarks/distill.py recipe-dev [NAME ...]     # the recipes' models on dev splits (choose here)
   python benchmarks/distill.py recipe-figure               # the recipes' trade-off, docs/figures/
   python benchmarks/distill.py render                      # rewrite the docs section from saved JSON
 
@@ -118,26 +120,59 @@ def acceptance(
         _save("acceptance", {**payload, "runs": runs, "machine": _machine()})  # after every seed: nothing lost
 
 
-def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None) -> None:
+def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None, recipe_name: str | None) -> None:
     """Tatoeba in all 112 languages (every row unless `max_rows`) for the untrained student and each saved
-    acceptance seed model (same overrides as the acceptance run), compared language by language."""
+    seed model, compared language by language: the acceptance seeds (same overrides as the acceptance run,
+    -> forgetting.json) or, with `recipe_name`, that recipe's seeds (its overrides, -> forgetting-NAME.json).
+    The untrained student's scores are kept in the file and reused while student and rows stay the same."""
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path
+    from polyembed.eval.base import Score
     from polyembed.eval.forgetting import forgetting_report
     from polyembed.methods.distill.config import DistillConfig
 
+    file_name, folder_prefix = ("forgetting", "seed") if recipe_name is None else (
+        f"forgetting-{recipe_name}", f"recipe-{recipe_name}-seed"
+    )
+    if recipe_name is not None and not overrides:
+        overrides = ((_load("recipes") or {}).get("rows", {}).get(recipe_name) or {}).get("overrides", {})
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
-    untrained = _tatoeba_everywhere(base.student, max_rows)
-    reports = {}
+    previous = _load(file_name) or {}
+    if previous.get("student") == base.student and previous.get("max_rows", max_rows) == max_rows and previous.get(
+        "untrained"
+    ):
+        untrained = [Score(**score) for score in previous["untrained"]]
+        print(f"untrained {base.student}: reusing its Tatoeba scores from {file_name}.json")
+    else:
+        untrained = _tatoeba_everywhere(base.student, max_rows)
+    reports = dict(previous.get("seeds", {})) if previous.get("overrides") == overrides else {}
     for seed in seeds:
         config, _ = build_config(
-            DistillConfig, demo_config_path(), {**overrides, "seed": seed, "output_dir": str(OUT / f"seed-{seed}")}
+            DistillConfig,
+            demo_config_path(),
+            {**overrides, "seed": seed, "output_dir": str(OUT / f"{folder_prefix}-{seed}")},
         )
         training, _ = _trained_run(config, None)
-        report = forgetting_report(untrained, _tatoeba_everywhere(training["model_dir"], max_rows), config.languages)
+        report = forgetting_report(
+            untrained,
+            _tatoeba_everywhere(training["model_dir"], max_rows),
+            config.languages,
+            config.anchor_codes(),
+        )
         reports[str(seed)] = report.to_dict()
         print(f"seed {seed}\n{report.markdown()}")
-        _save("forgetting", {"max_rows": max_rows, "overrides": overrides, "seeds": reports, "machine": _machine()})
+        _save(
+            file_name,
+            {
+                "recipe": recipe_name,
+                "student": base.student,
+                "max_rows": max_rows,
+                "overrides": overrides,
+                "untrained": [score.to_dict() for score in untrained],
+                "seeds": reports,
+                "machine": _machine(),
+            },
+        )
 
 
 def _tatoeba_everywhere(model_name: str, max_rows: int | None) -> list[Any]:
@@ -201,6 +236,118 @@ def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int
         print(f"recipe {name} seed {seed}\n{report.markdown()}")
         rows[name] = {"overrides": overrides, "teacher": config.teacher, "runs": runs}
         _save("recipes", {"max_rows": max_rows, "baselines": baselines, "rows": rows, "machine": _machine()})
+
+
+DEV_STS_PAIRS = 500
+"""Evenly spaced pairs per dev subset (stsb-multi-mt dev has 1,500, Kardes dev ~1,500 per language)."""
+
+
+def _dev_tasks() -> list[Any]:
+    """Dev splits only (a recipe is chosen here, then reported on the test tasks): stsb-multi-mt in its 10
+    languages, Kardes STS in English + 5 Turkic languages, SemRel 2024 in its 8 (5 African) languages. Four of
+    the stsb, four of the Kardes and four of the SemRel languages are in no distillation recipe's data."""
+    from polyembed.eval.base import get_task
+
+    return [
+        get_task("stsb-multi-mt", split="dev", max_pairs=DEV_STS_PAIRS),
+        get_task("kardes-sts", split="dev", max_pairs=DEV_STS_PAIRS),
+        get_task("semrel", split="dev"),
+    ]
+
+
+def _dev_scores(model_name: str) -> dict[str, float]:
+    from polyembed.eval.api import evaluate
+    from polyembed.models.loading import load_model
+
+    return _main_scores(evaluate(load_model(model_name), _dev_tasks()))
+
+
+def recipe_dev(names: list[str] | None) -> None:
+    """Score the untrained student and every saved seed model of the named recipes (default: all in
+    recipes.json) on the dev splits; -> recipes-dev.json, and the dev table is printed. Models already scored
+    (same weights file time) are kept."""
+    saved = _load("recipes") or {}
+    rows = saved.get("rows", {})
+    unknown = sorted(set(names or []) - set(rows))
+    if unknown:
+        raise SystemExit(f"no recipe {', '.join(unknown)} in recipes.json; known: {', '.join(rows)}")
+    dev = _load("recipes-dev") or {"models": {}}
+    student = next(iter(saved.get("baselines", {"me5-small": None})))
+    if student not in dev["models"]:
+        dev["models"][student] = {"scores": _dev_scores(student)}
+        _save("recipes-dev", dev)
+    for name in names or list(rows):
+        for seed in rows[name]["runs"]:
+            folder = OUT / f"recipe-{name}-seed-{seed}"
+            training = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+            key = f"{name}/{seed}"
+            weights = Path(training["model_dir"]) / "model.safetensors"
+            trained_at = weights.stat().st_mtime if weights.is_file() else None
+            if trained_at is not None and dev["models"].get(key, {}).get("trained_at") == trained_at:
+                continue
+            print(f"dev splits: recipe {name} seed {seed}")
+            dev["models"][key] = {
+                "recipe": name,
+                "seed": int(seed),
+                "trained_at": trained_at,
+                "scores": _dev_scores(training["model_dir"]),
+            }
+            _save("recipes-dev", {**dev, "machine": _machine()})
+    print("\n".join(recipe_dev_table(_load("recipes-dev"), student)))
+
+
+DEV_GROUPS = {
+    "cross (trained)": [f"stsb-multi-mt/en-{c}" for c in ("de", "fr", "es", "ru", "zh")] + ["kardes-sts/en-kk"],
+    "English": ["stsb-multi-mt/en"],
+    "student languages": [f"stsb-multi-mt/{c}" for c in ("de", "fr", "es", "ru", "zh")]
+    + ["kardes-sts/kk", "semrel/hau"],
+    "never-seen languages": [f"stsb-multi-mt/{c}" for c in ("it", "nl", "pl", "pt")]
+    + [f"kardes-sts/{c}" for c in ("az", "ky", "ug", "uz")]
+    + [f"semrel/{c}" for c in ("amh", "kin", "mar", "tel")],
+}
+"""Dev subsets behind each column: trained = in the demo's 10 languages; never-seen = in no recipe's data
+(monolingual STS / relatedness, where forgetting shows without a translation to lean on)."""
+
+
+def recipe_dev_table(dev: dict[str, Any] | None, student: str) -> list[str]:
+    """Dev-split means per recipe (over its seeds) and the change of each never-seen language against the
+    untrained student: the numbers a recipe is chosen by."""
+    if not dev or student not in dev.get("models", {}):
+        return []
+    base = dev["models"][student]["scores"]
+
+    def group_mean(scores: dict[str, float], keys: list[str]) -> float:
+        return sum(scores[k] for k in keys) / len(keys)
+
+    by_recipe: dict[str, list[dict[str, float]]] = {}
+    for key, entry in dev["models"].items():
+        if key != student:
+            by_recipe.setdefault(entry["recipe"], []).append(entry["scores"])
+    lines = [
+        f"Dev splits (`python benchmarks/distill.py recipe-dev`; stsb-multi-mt and Kardes STS dev, "
+        f"{DEV_STS_PAIRS} evenly spaced pairs per subset, SemRel 2024 dev; Spearman x100, mean over seeds; "
+        "change against the untrained student in brackets):",
+        "",
+        "| model | seeds | " + " | ".join(DEV_GROUPS) + " | never-seen losing > 1 | worst never-seen |",
+        "|---|---|" + "---|" * (len(DEV_GROUPS) + 2),
+        f"| {student} (untrained) | - | "
+        + " | ".join(f"{group_mean(base, keys):.2f}" for keys in DEV_GROUPS.values())
+        + " | | |",
+    ]
+    unseen = DEV_GROUPS["never-seen languages"]
+    for name, runs in by_recipe.items():
+        cells = []
+        for keys in DEV_GROUPS.values():
+            after = sum(group_mean(run, keys) for run in runs) / len(runs)
+            cells.append(f"{after:.2f} ({after - group_mean(base, keys):+.2f})")
+        changes = {k: sum(run[k] for run in runs) / len(runs) - base[k] for k in unseen}
+        worst = min(changes, key=lambda k: changes[k])
+        losing = sum(1 for change in changes.values() if change < -1)
+        lines.append(
+            f"| {name} | {len(runs)} | " + " | ".join(cells) + f" | {losing} / {len(unseen)} | "
+            f"{worst.split('/')[1]} {changes[worst]:+.2f} |"
+        )
+    return lines
 
 
 def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict[str, Any], float]:
@@ -856,8 +1003,11 @@ def main() -> None:
     p = sub.add_parser("forgetting")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--max-rows", type=int, default=None, help="rows per language (default: all)")
+    p.add_argument("--recipe", default=None, help="score this recipe's seed models (its overrides unless --set)")
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     sub.add_parser("render")
+    p = sub.add_parser("recipe-dev", help="score the recipes' saved models on dev splits (recipes-dev.json)")
+    p.add_argument("names", nargs="*", help="recipes to score (default: every recipe in recipes.json)")
     sub.add_parser("recipe-summary", help="print the per-seed forgetting counts of recipes.json")
     sub.add_parser("recipe-figure", help="draw the recipes' trade-off (docs/figures/distill-recipes-tradeoff.png)")
     args = parser.parse_args()
@@ -871,6 +1021,9 @@ def main() -> None:
     if args.command == "recipe-summary":
         print("\n".join(recipe_summary(_load("recipes"))))
         return
+    if args.command == "recipe-dev":
+        recipe_dev(args.names or None)
+        return
     if args.command == "recipe-figure":
         print(f"wrote {recipe_figure(_load('recipes')).relative_to(REPO)}")
         return
@@ -879,7 +1032,7 @@ def main() -> None:
     elif args.command == "recipe":
         recipe(args.name, args.seeds, overrides, args.max_rows)
     elif args.command == "forgetting":
-        forgetting(args.seeds, overrides, args.max_rows)
+        forgetting(args.seeds, overrides, args.max_rows, args.recipe)
     elif args.command == "ablation":
         ablation(args.name, args.steps, args.seed, overrides)
     elif args.command == "throughput":

@@ -4,6 +4,8 @@ results/bench/modular/cla-ablation, docs.
   python benchmarks/modular_cla_ablation.py run --seed 0                      # de ru kk, the default grid
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-4:4 1e-5:4 --languages ru
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4:400 3e-5:4:400   # more CLA steps
+  python benchmarks/modular_cla_ablation.py run --seed 1 --settings 1e-5:4 --batch-mixing proportional --with-test
+  python benchmarks/modular_cla_ablation.py genres --seed 1 --language ru   # en-ru STS per STS-B genre
   python benchmarks/modular_cla_ablation.py render
 
 Why: with the paper's learning rate (1e-4) and ParBn's output scaling (4.0) our 100-step CLA runs keep (even
@@ -49,21 +51,28 @@ def _parse_setting(text: str, default_steps: int) -> tuple[float, float, int]:
     return rate, scaling, steps
 
 
-def _name(rate: float, scaling: float, steps: int, default_steps: int) -> str:
-    """A run's folder and key; the pipeline's own step count leaves the steps out of the name."""
-    return f"lr{rate:g}-scale{scaling:g}" + ("" if steps == default_steps else f"-steps{steps}")
+DEFAULT_MIXING = "round-robin"
 
 
-def _dev_scores(bundle: Any, language: str, max_pairs: int) -> dict[str, float]:
-    """The language's monolingual and en-X STS on the dev split (Spearman x100)."""
+def _name(rate: float, scaling: float, steps: int, default_steps: int, mixing: str = DEFAULT_MIXING) -> str:
+    """A run's folder and key; the pipeline's own step count and batch mixing leave those out of the name."""
+    return (f"lr{rate:g}-scale{scaling:g}" + ("" if steps == default_steps else f"-steps{steps}")
+            + ("" if mixing == DEFAULT_MIXING else f"-{mixing}"))
+
+
+def _dev_scores(bundle: Any, language: str, max_pairs: int, split: str = "dev") -> dict[str, float]:
+    """The language's monolingual and en-X STS on the dev split (Spearman x100); `split="test"` scores the test
+    split instead, keyed 'test_mono' / 'test_cross' (shown beside the dev columns, never chosen on)."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.base import get_task
 
     task = "kardes-sts" if language in KARDES else "stsb-multi-mt"
-    result = evaluate(bundle, [get_task(task, languages=["en", language], split="dev", max_pairs=max_pairs)],
+    result = evaluate(bundle, [get_task(task, languages=["en", language], split=split, max_pairs=max_pairs)],
                       show_progress=False)
     scores = {s.subset: float(s.value) for s in result.scores if s.metric == "spearman"}
-    return {"mono": round(scores.get(language, math.nan), 2), "cross": round(scores.get(f"en-{language}", math.nan), 2)}
+    prefix = "" if split == "dev" else f"{split}_"
+    return {f"{prefix}mono": round(scores.get(language, math.nan), 2),
+            f"{prefix}cross": round(scores.get(f"en-{language}", math.nan), 2)}
 
 
 def _bundle(run_folder: Path, pivot: str, language: str) -> Path:
@@ -81,7 +90,10 @@ def _bundle(run_folder: Path, pivot: str, language: str) -> Path:
     return folder
 
 
-def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) -> None:
+def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mixing: str = DEFAULT_MIXING,
+        with_test: bool = False) -> None:
+    """Train and score every setting not yet in the seed's results (`with_test`: also score the test split of
+    runs and of 'no-cla' that lack it, as a check of whether dev predicts test)."""
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import load_model
 
@@ -103,24 +115,113 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int) ->
         rows = results["languages"].setdefault(code, {})
         for text in settings:
             rate, scaling, steps = _parse_setting(text, config["cla_steps"])
-            name = _name(rate, scaling, steps, config["cla_steps"])
-            if name in rows:
-                continue
-            print(f"== {code}: CLA with learning rate {rate:g}, adapter scaling {scaling:g}, {steps} steps")
-            started = time.perf_counter()
-            stage = run_stage("modular-cla", out / code / name, True, student=student, pivot=pivot, language=code,
-                              learning_rate=rate, adapter_scaling=scaling, max_steps=steps,
-                              batch_size=config["batch_size"], max_seq_length=config["max_seq_length"], seed=seed,
-                              keep_checkpoints=False)
-            bundle = load_model(str(_bundle(out / code / name, pivot, code)))
-            rows[name] = {"learning_rate": rate, "adapter_scaling": scaling, "steps": steps,
-                          "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),
-                          **_dev_scores(bundle.with_mode("cross"), code, max_pairs),
-                          "seconds": round(time.perf_counter() - started, 1)}
-            if "no-cla" not in rows:
-                rows["no-cla"] = _dev_scores(bundle.with_mode("mono"), code, max_pairs)
-            write_json(out / "results.json", results)
+            name = _name(rate, scaling, steps, config["cla_steps"], mixing)
+            if name not in rows:
+                print(f"== {code}: CLA with learning rate {rate:g}, adapter scaling {scaling:g}, {steps} steps, "
+                      f"{mixing} batches")
+                started = time.perf_counter()
+                stage = run_stage("modular-cla", out / code / name, True, student=student, pivot=pivot,
+                                  language=code, learning_rate=rate, adapter_scaling=scaling, max_steps=steps,
+                                  batch_mixing=mixing, batch_size=config["batch_size"],
+                                  max_seq_length=config["max_seq_length"], seed=seed, keep_checkpoints=False)
+                bundle = load_model(str(_bundle(out / code / name, pivot, code)))
+                rows[name] = {"learning_rate": rate, "adapter_scaling": scaling, "steps": steps,
+                              "batch_mixing": mixing,
+                              "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),
+                              **_dev_scores(bundle.with_mode("cross"), code, max_pairs),
+                              "seconds": round(time.perf_counter() - started, 1)}
+                if "no-cla" not in rows:
+                    rows["no-cla"] = _dev_scores(bundle.with_mode("mono"), code, max_pairs)
+                write_json(out / "results.json", results)
+            if with_test:
+                bundle = load_model(str(_bundle(out / code / name, pivot, code)))
+                for key, mode in ((name, "cross"), ("no-cla", "mono")):
+                    if "test_cross" not in rows[key]:
+                        rows[key].update(_dev_scores(bundle.with_mode(mode), code, max_pairs, split="test"))
+                        write_json(out / "results.json", results)
     render()
+
+
+def _genres(split: str) -> list[str]:
+    """Each STS-B row's genre (captions / forums / news) from the English STS Benchmark files, whose rows
+    stsb-multi-mt translates in the same order (checked on the English sentences)."""
+    from polyembed.data.readers.sts import read_stsb_multi_mt
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+
+    root = data_root(None)
+    path = get_dataset("stsbenchmark").path(root) / f"sts-{split}.csv"
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    english = read_stsb_multi_mt(get_dataset("stsb-multi-mt").path(root), "en", split)
+    if len(rows) != len(english):
+        raise SystemExit(f"{path}: {len(rows)} rows, stsb-multi-mt en {split} has {len(english)}: not aligned")
+    same = sum(row[5].strip() == first.strip() for row, first in zip(rows, english.sentences1, strict=True))
+    if same < 0.9 * len(rows):
+        raise SystemExit(f"{path}: only {same} of {len(rows)} first sentences match stsb-multi-mt en {split}")
+    return [row[0].removeprefix("main-") for row in rows]
+
+
+def genres(seed: int, language: str) -> list[str]:
+    """en-X and X STS of the seed's pipeline bundle per STS-B genre, dev and test, without CLA (mode mono)
+    and with it (mode cross): where on the two splits does CLA gain or lose? -> genres-<language>.json."""
+    import numpy as np
+
+    from polyembed.data.readers.sts import read_stsb_multi_mt
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+    from polyembed.eval.tasks.sts import spearman
+    from polyembed.models.loading import load_model
+
+    if language not in STSB:
+        raise SystemExit(f"{language}: stsb-multi-mt (with STS-B genres) has no {language}")
+    bundle_dir = OUT / f"seed-{seed}" / "pipeline" / "bundle"
+    if not bundle_dir.is_dir():
+        raise SystemExit(f"no {bundle_dir}: run `python benchmarks/modular.py run --seed {seed}` first")
+    bundle = load_model(str(bundle_dir))
+    folder = get_dataset("stsb-multi-mt").path(data_root(None))
+    table: dict[str, Any] = {"seed": seed, "language": language, "splits": {}}
+    for split in ("dev", "test"):
+        labels = np.array(_genres(split))
+        english, other = read_stsb_multi_mt(folder, "en", split), read_stsb_multi_mt(folder, language, split)
+        gold = np.array(english.scores)
+        scores: dict[str, dict[str, dict[str, float]]] = {}
+        for mode in ("mono", "cross"):
+            en1, en2, x1, x2 = (bundle.encode(texts, language=code, mode=mode) for texts, code in (
+                (english.sentences1, "en"), (english.sentences2, "en"),
+                (other.sentences1, language), (other.sentences2, language)))
+
+            def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+                return np.einsum("ij,ij->i", a, b) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+            mono, forward, backward = cosine(x1, x2), cosine(en1, x2), cosine(x1, en2)
+            for genre in ["all", *sorted(set(labels))]:
+                rows = np.ones(len(gold), bool) if genre == "all" else labels == genre
+                scores.setdefault(genre, {})[mode] = {
+                    "pairs": int(rows.sum()),
+                    "mono": round(spearman(mono[rows], gold[rows]), 2),
+                    "cross": round((spearman(forward[rows], gold[rows]) + spearman(backward[rows], gold[rows])) / 2, 2),
+                    "cross_mean_cosine": round(float((forward[rows] + backward[rows]).mean() / 2), 4),
+                }
+        table["splits"][split] = scores
+    write_json(OUT / "cla-ablation" / f"seed-{seed}" / f"genres-{language}.json", table)
+    lines = [
+        f"en-{language} and {language} STS per STS-B genre, seed {seed}'s pipeline bundle without CLA (mode mono) "
+        "and with it (mode cross); Spearman x100:",
+        "",
+        f"| split | genre | pairs | en-{language} no CLA | en-{language} CLA | change | {language} no CLA | "
+        f"{language} CLA | mean en-{language} cosine no CLA / CLA |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for split, by_genre in table["splits"].items():
+        for genre, modes in by_genre.items():
+            before, after = modes["mono"], modes["cross"]
+            lines.append(
+                f"| {split} | {genre} | {before['pairs']} | {before['cross']:.1f} | {after['cross']:.1f} | "
+                f"{after['cross'] - before['cross']:+.1f} | {before['mono']:.1f} | {after['mono']:.1f} | "
+                f"{before['cross_mean_cosine']:.3f} / {after['cross_mean_cosine']:.3f} |"
+            )
+    print("\n".join(lines))
+    return lines
 
 
 def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
@@ -128,8 +229,9 @@ def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
     languages = list(results["languages"])
     names = [n for n in results["languages"][languages[0]] if n != "no-cla"]
     names = [n for n in names if all(n in results["languages"][code] for code in languages)]
+    with_test = any("test_cross" in row for code in languages for row in results["languages"][code].values())
     header = ["CLA setting", *[f"en-{c} dev STS" for c in languages], *[f"{c} dev mono (cross)" for c in languages],
-              "en-X mean", "mono mean"]
+              "en-X mean", "mono mean", *([f"en-{c} test STS (not chosen on)" for c in languages] if with_test else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best, best_mean = None, -math.inf
     for name in [*names, "no-cla"]:
@@ -139,9 +241,11 @@ def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
         cross_mean, mono_mean = sum(cross) / len(cross), sum(mono) / len(mono)
         label = "no CLA (SE encoders, mode mono)" if name == "no-cla" else (
             f"lr {rows[0]['learning_rate']:g}, scaling {rows[0]['adapter_scaling']:g}, "
-            f"{rows[0].get('steps', results['steps'])} steps")
+            f"{rows[0].get('steps', results['steps'])} steps"
+            + ("" if rows[0].get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {rows[0]['batch_mixing']}"))
+        test = [f"{row['test_cross']:.1f}" if "test_cross" in row else "-" for row in rows] if with_test else []
         lines.append("| " + " | ".join([label, *[f"{v:.1f}" for v in cross], *[f"{v:.1f}" for v in mono],
-                                        f"{cross_mean:.1f}", f"{mono_mean:.1f}"]) + " |")
+                                        f"{cross_mean:.1f}", f"{mono_mean:.1f}", *test]) + " |")
         if name != "no-cla" and cross_mean > best_mean:
             best, best_mean = name, cross_mean
     return lines, best
@@ -184,10 +288,19 @@ def main() -> None:
     one.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS,
                      help="learning-rate:adapter-scaling[:steps]")
     one.add_argument("--max-pairs", type=int, default=1000, help="dev STS pairs per subset")
+    one.add_argument("--batch-mixing", choices=["round-robin", "proportional"], default=DEFAULT_MIXING,
+                     help="how the CLA stage alternates paraphrase and parallel batches")
+    one.add_argument("--with-test", action="store_true",
+                     help="also score the test split (a column beside dev: does dev predict test?)")
+    by_genre = commands.add_parser("genres", help="en-X STS per STS-B genre with and without CLA, dev and test")
+    by_genre.add_argument("--seed", type=int, default=0)
+    by_genre.add_argument("--language", default="ru")
     commands.add_parser("render", help="rewrite the docs section from the saved results")
     args = parser.parse_args()
     if args.command == "run":
-        run(args.seed, args.languages, args.settings, args.max_pairs)
+        run(args.seed, args.languages, args.settings, args.max_pairs, args.batch_mixing, args.with_test)
+    elif args.command == "genres":
+        genres(args.seed, args.language)
     else:
         render()
 

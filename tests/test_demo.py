@@ -138,3 +138,19 @@ def test_forgetting_is_scored_in_every_tatoeba_language(tmp_path, shared_data) -
     assert len(report.group("not_trained")) == 109
     assert any(row.change != 0 for row in report.languages)  # two different models
     assert "at most 3 pairs" in report.markdown()
+
+
+def test_demo_report_gives_the_recipe_and_says_when_a_run_changed_it() -> None:
+    import yaml
+
+    from polyembed.demo import RECIPE_CHOICES, recipe_lines
+
+    preset = yaml.safe_load(demo_config_path().read_text(encoding="utf-8"))
+    assert {option: preset[option] for option in RECIPE_CHOICES} == {
+        option: value for option, (value, _) in RECIPE_CHOICES.items()
+    }, "the report's reasons must describe the packaged demo config"
+    kept = recipe_lines(preset)
+    assert kept[0] == "## Recipe"
+    assert any(line.startswith("- `teacher: minilm-en`:") for line in kept)
+    changed = "\n".join(recipe_lines({**preset, "teacher": "mpnet-en"}))
+    assert "`teacher: mpnet-en` (your setting; the demo uses `minilm-en`" in changed
