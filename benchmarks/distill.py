@@ -251,7 +251,8 @@ DEV_STS_PAIRS = 500
 def _dev_tasks() -> list[Any]:
     """Dev splits only (a recipe is chosen here, then reported on the test tasks): stsb-multi-mt in all its
     languages, Kardes STS in English + 5 Turkic languages, SemRel 2024 in its 8 (5 African) languages. Five of
-    the stsb, four of the Kardes and four of the SemRel languages are in no distillation recipe's data."""
+    the stsb, four of the Kardes and four of the SemRel languages are in the data of no recipe without
+    anchor text."""
     from polyembed.eval.base import get_task
 
     return [
@@ -313,8 +314,9 @@ DEV_GROUPS = {
     + [f"kardes-sts/{c}" for c in ("az", "ky", "ug", "uz")]
     + [f"semrel/{c}" for c in ("amh", "kin", "mar", "tel")],
 }
-"""Dev subsets behind each column: trained = in the demo's 10 languages; never-seen = in no recipe's data
-(monolingual STS / relatedness, where forgetting shows without a translation to lean on)."""
+"""Dev subsets behind each column: trained = in the demo's 10 languages; never-seen = in the data of no recipe
+without anchors (cross-lingual en-X, and monolingual STS / relatedness, where forgetting shows without a
+translation to lean on)."""
 
 
 def recipe_dev_table(dev: dict[str, Any] | None, student: str) -> list[str]:
