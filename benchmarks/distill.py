@@ -699,7 +699,8 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
         f"plus the options shown, mean over seeds; Tatoeba: all 112 LASER languages, {rows_note}, mean of both "
         "directions, after training (change against the untrained student); 'anchored': languages whose text "
         "only anchored the student (no teacher target), 'other': languages the run had no text for; 'lost > 1': "
-        "languages with >= 500 test pairs that lost more than 1 point):",
+        "languages with >= 500 test pairs that lost more than 1 point; bias gap: the mean of the seeds' gaps and of "
+        "their 95% interval bounds):",
         "",
         "| recipe | options | seeds | cross STS | English STS | student-language STS | Kardes en-kk | bias gap "
         "| Tatoeba trained | Tatoeba anchored | Tatoeba other | lost > 1 (trained / anchored / other) "
@@ -711,6 +712,7 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"| {model_name} (untrained) | - | - | {_f(h['cross_sts'])} | {_f(h['english_sts'])} | "
             f"{_f(h.get('mono_sts', math.nan))} | {_f(h['kardes_cross_sts'])} | {_f(h['language_bias_gap'])} "
+            f"[{_f(h.get('language_bias_ci95_low', math.nan))}, {_f(h.get('language_bias_ci95_high', math.nan))}] "
             "| | | | | | |"
         )
     for name, row in saved["rows"].items():
@@ -739,7 +741,10 @@ def _recipe_table(saved: dict[str, Any] | None) -> list[str]:
             name,
             ", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "-",
             str(len(runs)),
-            *(_f(mean(lambda r, k=k: r["headline"][k])) for k in RECIPE_HEADLINES),
+            *(_f(mean(lambda r, k=k: r["headline"][k])) for k in RECIPE_HEADLINES[:-1]),
+            f"{_f(mean(lambda r: r['headline']['language_bias_gap']))} "
+            f"[{_f(mean(lambda r: r['headline'].get('language_bias_ci95_low', math.nan)))}, "
+            f"{_f(mean(lambda r: r['headline'].get('language_bias_ci95_high', math.nan)))}]",
             *tatoeba_cells,
             lost,
             f"{worst['language']} {worst['change']:+.1f}",
