@@ -187,8 +187,15 @@ def test_orthogonal_projection_keeps_the_students_cosines(tiny: dict[str, Path])
     errors = {method: ((fit - targets) ** 2).mean() for method, fit in fits.items()}
     assert errors["least-squares"] < errors["orthogonal"] < ((inputs.numpy() - targets) ** 2).mean()
     wide = SentenceTransformer(str(tiny["wide"]), device="cpu")
-    with pytest.raises(PolyembedError, match="needs equal dimensions"):
+    with pytest.raises(PolyembedError, match="no wider than its teacher"):
         fit_projection(wide, english, targets, verbose=False, method="orthogonal")
+    wide_targets = wide.encode(english)  # a narrower student into a wider teacher (me5-small -> mpnet-en)
+    assert wide_targets.shape[1] > inputs.shape[1]
+    dense = fit_projection(student, english, wide_targets, verbose=False, method="orthogonal")
+    with torch.no_grad():
+        embedded = dense({"sentence_embedding": inputs})["sentence_embedding"].numpy()
+    assert embedded.shape[1] == wide_targets.shape[1]
+    np.testing.assert_allclose(cosines(embedded), cosines(inputs.numpy()), atol=1e-4)
 
 
 def test_wide_student_is_projected_to_teacher_dimension(tiny: dict[str, Path], tmp_path: Path) -> None:

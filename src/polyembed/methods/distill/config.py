@@ -41,7 +41,7 @@ class DistillConfig(BitextConfig):
     projection_fit: Literal["least-squares", "orthogonal"] = option(
         "least-squares",
         "How the projection is fitted: 'least-squares' (lowest MSE at step 0) or 'orthogonal' "
-        "(a scaled rotation: keeps the student's own cosine similarities intact; equal dimensions only).",
+        "(a scaled rotation: keeps the student's own cosine similarities intact; a student no wider than its teacher).",
     )
     anchor_languages: list[str] = option(
         [],

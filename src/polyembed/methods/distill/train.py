@@ -131,7 +131,8 @@ def fit_projection(
     """A Dense layer W, b minimising ||student(s) W + b - teacher(s)||^2 over `sentences` (closed form).
 
     `method="orthogonal"` restricts W to a scaled rotation and b to 0 (Procrustes): a higher MSE at step 0,
-    but the student's cosine similarities, and so its STS, are exactly those of the untrained student.
+    but the student's cosine similarities, and so its STS, are exactly those of the untrained student. A student
+    narrower than its teacher gets a scaled isometric embedding (orthonormal rows), which keeps them too.
 
     A pre-trained student (e.g. multilingual-e5) lives in a space unrelated to the teacher's; starting the
     MSE from there first spends many steps rotating the whole space and wrecks the student's similarity
@@ -150,12 +151,14 @@ def fit_projection(
     )
     outputs = np.asarray(targets, dtype=np.float64)
     if method == "orthogonal":
-        if inputs.shape[1] != outputs.shape[1]:
+        if inputs.shape[1] > outputs.shape[1]:
             raise PolyembedError(
-                f"an orthogonal projection needs equal dimensions (student {inputs.shape[1]}, "
-                f"teacher {outputs.shape[1]}); use projection_fit: least-squares"
+                f"an orthogonal projection needs a student no wider than its teacher (student {inputs.shape[1]}, "
+                f"teacher {outputs.shape[1]} dimensions): fewer dimensions cannot keep its cosines; use "
+                "projection_fit: least-squares"
             )
-        left, singular, right = np.linalg.svd(inputs.T @ outputs)
+        # a narrower student (me5-small 384 -> mpnet-en 768) gets orthonormal rows: an isometric embedding
+        left, singular, right = np.linalg.svd(inputs.T @ outputs, full_matrices=False)
         rotation = left @ right
         scale = singular.sum() / float((inputs**2).sum())
         solution = np.vstack([scale * rotation, np.zeros((1, outputs.shape[1]))])
