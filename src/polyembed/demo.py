@@ -57,9 +57,11 @@ RECIPE_CHOICES: dict[str, tuple[Any, str]] = {
 }
 """The demo recipe's choices and why (docs/benchmarks.md, distillation recipes; two seeds each): the report
 repeats the reason when a run keeps the demo's value, and says so when it does not."""
-FORGETTING_ROWS = 100
-"""Tatoeba rows per language in the demo's forgetting report: 112 languages x 2 sides x 100 rows keeps it to
-about a minute per model; benchmarks/distill.py scores every row."""
+FORGETTING_ROWS = 50
+"""Tatoeba rows per language in the demo's forgetting report, all 112 languages. At 100 rows a fresh clone with
+an empty embedding store took 11 min 32 s for `make demo` (2026-11-24), over the 10-minute goal, the two
+models' forgetting rows about 5 of those minutes; 50 rows halve that. One sentence is then a point of the
+two-direction mean, so single languages are noisy: benchmarks/distill.py `forgetting` scores every row."""
 
 
 def demo_config_path() -> Path:
