@@ -139,8 +139,7 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
         overrides = ((_load("recipes") or {}).get("rows", {}).get(recipe_name) or {}).get("overrides", {})
     base, _ = build_config(DistillConfig, demo_config_path(), overrides)
     previous = _load(file_name) or {}
-    files = sorted(OUT.glob("forgetting*.json"))
-    earlier = [previous, *(json.loads(path.read_text(encoding="utf-8")) for path in files)]
+    earlier = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(OUT.glob("forgetting*.json"))]
     same = [
         e for e in earlier if e.get("student") == base.student and e.get("max_rows") == max_rows and e.get("untrained")
     ]

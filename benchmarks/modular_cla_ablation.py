@@ -60,7 +60,7 @@ def _name(rate: float, scaling: float, steps: int, default_steps: int, mixing: s
             + ("" if mixing == DEFAULT_MIXING else f"-{mixing}"))
 
 
-def _dev_scores(bundle: Any, language: str, max_pairs: int, split: str = "dev") -> dict[str, float]:
+def _sts_scores(bundle: Any, language: str, max_pairs: int, split: str = "dev") -> dict[str, float]:
     """The language's monolingual and en-X STS on the dev split (Spearman x100); `split="test"` scores the test
     split instead, keyed 'test_mono' / 'test_cross' (shown beside the dev columns, never chosen on)."""
     from polyembed.eval.api import evaluate
@@ -128,16 +128,16 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mi
                 rows[name] = {"learning_rate": rate, "adapter_scaling": scaling, "steps": steps,
                               "batch_mixing": mixing,
                               "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),
-                              **_dev_scores(bundle.with_mode("cross"), code, max_pairs),
+                              **_sts_scores(bundle.with_mode("cross"), code, max_pairs),
                               "seconds": round(time.perf_counter() - started, 1)}
                 if "no-cla" not in rows:
-                    rows["no-cla"] = _dev_scores(bundle.with_mode("mono"), code, max_pairs)
+                    rows["no-cla"] = _sts_scores(bundle.with_mode("mono"), code, max_pairs)
                 write_json(out / "results.json", results)
             if with_test:
                 bundle = load_model(str(_bundle(out / code / name, pivot, code)))
                 for key, mode in ((name, "cross"), ("no-cla", "mono")):
                     if "test_cross" not in rows[key]:
-                        rows[key].update(_dev_scores(bundle.with_mode(mode), code, max_pairs, split="test"))
+                        rows[key].update(_sts_scores(bundle.with_mode(mode), code, max_pairs, split="test"))
                         write_json(out / "results.json", results)
     render()
 
