@@ -5,6 +5,7 @@ results/bench/modular/cla-ablation, docs.
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-4:4 1e-5:4 --languages ru
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4:400 3e-5:4:400   # more CLA steps
   python benchmarks/modular_cla_ablation.py run --seed 1 --settings 1e-5:4 --batch-mixing proportional --with-test
+  python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4 --batches 1:0 --with-test  # paraphrases only
   python benchmarks/modular_cla_ablation.py genres --seed 1 --language ru   # en-ru STS per STS-B genre
   python benchmarks/modular_cla_ablation.py render
 
@@ -52,12 +53,35 @@ def _parse_setting(text: str, default_steps: int) -> tuple[float, float, int]:
 
 
 DEFAULT_MIXING = "round-robin"
+DEFAULT_BATCHES = "1:1"
 
 
-def _name(rate: float, scaling: float, steps: int, default_steps: int, mixing: str = DEFAULT_MIXING) -> str:
-    """A run's folder and key; the pipeline's own step count and batch mixing leave those out of the name."""
+def _parse_batches(text: str) -> tuple[int, int]:
+    """'P:Q' -> paraphrase and parallel batches per cycle."""
+    try:
+        paraphrase, parallel = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise SystemExit(f"--batches: {text!r} is not paraphrase:parallel batches per cycle, e.g. 1:1 or 1:0") from None
+    if min(paraphrase, parallel) < 0 or paraphrase + parallel == 0:
+        raise SystemExit(f"--batches: {text!r}: counts are >= 0 and not both 0")
+    return paraphrase, parallel
+
+
+def _name(rate: float, scaling: float, steps: int, default_steps: int, mixing: str = DEFAULT_MIXING,
+          batches: str = DEFAULT_BATCHES) -> str:
+    """A run's folder and key; the pipeline's own step count, batch mixing and ratio leave those out."""
     return (f"lr{rate:g}-scale{scaling:g}" + ("" if steps == default_steps else f"-steps{steps}")
-            + ("" if mixing == DEFAULT_MIXING else f"-{mixing}"))
+            + ("" if mixing == DEFAULT_MIXING else f"-{mixing}")
+            + ("" if batches == DEFAULT_BATCHES else f"-batches{batches.replace(':', 'to')}"))
+
+
+def _batches_label(batches: str) -> str:
+    paraphrase, parallel = _parse_batches(batches)
+    if parallel == 0:
+        return "paraphrase batches only"
+    if paraphrase == 0:
+        return "parallel batches only"
+    return f"{paraphrase} paraphrase : {parallel} parallel batches"
 
 
 def _sts_scores(bundle: Any, language: str, max_pairs: int, split: str = "dev") -> dict[str, float]:
@@ -91,7 +115,7 @@ def _bundle(run_folder: Path, pivot: str, language: str) -> Path:
 
 
 def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mixing: str = DEFAULT_MIXING,
-        with_test: bool = False) -> None:
+        with_test: bool = False, batches: str = DEFAULT_BATCHES) -> None:
     """Train and score every setting not yet in the seed's results (`with_test`: also score the test split of
     runs and of 'no-cla' that lack it, as a check of whether dev predicts test)."""
     from polyembed.methods.modular.pipeline import run_stage
@@ -115,18 +139,20 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mi
         rows = results["languages"].setdefault(code, {})
         for text in settings:
             rate, scaling, steps = _parse_setting(text, config["cla_steps"])
-            name = _name(rate, scaling, steps, config["cla_steps"], mixing)
+            name = _name(rate, scaling, steps, config["cla_steps"], mixing, batches)
+            paraphrase_batches, parallel_batches = _parse_batches(batches)
             if name not in rows:
                 print(f"== {code}: CLA with learning rate {rate:g}, adapter scaling {scaling:g}, {steps} steps, "
-                      f"{mixing} batches")
+                      f"{mixing} batches, {_batches_label(batches)}")
                 started = time.perf_counter()
                 stage = run_stage("modular-cla", out / code / name, True, student=student, pivot=pivot,
                                   language=code, learning_rate=rate, adapter_scaling=scaling, max_steps=steps,
-                                  batch_mixing=mixing, batch_size=config["batch_size"],
+                                  batch_mixing=mixing, paraphrase_batches=paraphrase_batches,
+                                  parallel_batches=parallel_batches, batch_size=config["batch_size"],
                                   max_seq_length=config["max_seq_length"], seed=seed, keep_checkpoints=False)
                 bundle = load_model(str(_bundle(out / code / name, pivot, code)))
                 rows[name] = {"learning_rate": rate, "adapter_scaling": scaling, "steps": steps,
-                              "batch_mixing": mixing,
+                              "batch_mixing": mixing, "batches": batches,
                               "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),
                               **_sts_scores(bundle.with_mode("cross"), code, max_pairs),
                               "seconds": round(time.perf_counter() - started, 1)}
@@ -242,7 +268,9 @@ def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
         label = "no CLA (SE encoders, mode mono)" if name == "no-cla" else (
             f"lr {rows[0]['learning_rate']:g}, scaling {rows[0]['adapter_scaling']:g}, "
             f"{rows[0].get('steps', results['steps'])} steps"
-            + ("" if rows[0].get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {rows[0]['batch_mixing']}"))
+            + ("" if rows[0].get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {rows[0]['batch_mixing']}")
+            + ("" if rows[0].get("batches", DEFAULT_BATCHES) == DEFAULT_BATCHES
+               else f", {_batches_label(rows[0]['batches'])}"))
         test = [f"{row['test_cross']:.1f}" if "test_cross" in row else "-" for row in rows] if with_test else []
         lines.append("| " + " | ".join([label, *[f"{v:.1f}" for v in cross], *[f"{v:.1f}" for v in mono],
                                         f"{cross_mean:.1f}", f"{mono_mean:.1f}", *test]) + " |")
@@ -290,6 +318,8 @@ def main() -> None:
     one.add_argument("--max-pairs", type=int, default=1000, help="dev STS pairs per subset")
     one.add_argument("--batch-mixing", choices=["round-robin", "proportional"], default=DEFAULT_MIXING,
                      help="how the CLA stage alternates paraphrase and parallel batches")
+    one.add_argument("--batches", default=DEFAULT_BATCHES,
+                     help="paraphrase:parallel batches per cycle (1:0 paraphrases only, the arXiv paper's CLA)")
     one.add_argument("--with-test", action="store_true",
                      help="also score the test split (a column beside dev: does dev predict test?)")
     by_genre = commands.add_parser("genres", help="en-X STS per STS-B genre with and without CLA, dev and test")
@@ -298,7 +328,8 @@ def main() -> None:
     commands.add_parser("render", help="rewrite the docs section from the saved results")
     args = parser.parse_args()
     if args.command == "run":
-        run(args.seed, args.languages, args.settings, args.max_pairs, args.batch_mixing, args.with_test)
+        _parse_batches(args.batches)
+        run(args.seed, args.languages, args.settings, args.max_pairs, args.batch_mixing, args.with_test, args.batches)
     elif args.command == "genres":
         genres(args.seed, args.language)
     else:

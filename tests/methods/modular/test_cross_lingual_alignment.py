@@ -90,8 +90,37 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> 
         assert entry_a["eval_dev_mean_cosine"] == pytest.approx(entry_b["eval_dev_mean_cosine"], abs=1e-5)
 
 
+def test_cycle_sampler_takes_batches_in_the_given_ratio() -> None:
+    from torch.utils.data import BatchSampler, ConcatDataset, SequentialSampler
+
+    from polyembed.methods.modular.cross_lingual_alignment import CycleBatchSampler
+
+    parts = [list(range(10)), list(range(100, 106))]  # 5 and 3 batches of 2
+    samplers = [BatchSampler(SequentialSampler(part), batch_size=2, drop_last=True) for part in parts]
+    sampler = CycleBatchSampler(ConcatDataset(parts), samplers, counts=(2, 1))
+    batches = list(sampler)
+    assert len(batches) == len(sampler) == 6  # two whole cycles: the first dataset runs out of a third
+    assert batches == [[0, 1], [2, 3], [10, 11], [4, 5], [6, 7], [12, 13]]  # rows of the ConcatDataset
+    with pytest.raises(ValueError, match="one count >= 1 per dataset"):
+        CycleBatchSampler(ConcatDataset(parts), samplers, counts=(1, 0))
+
+
+def test_batch_ratio_and_one_kind_only(tiny, tmp_path: Path) -> None:
+    ratio = train("modular-cla", show_progress=False, **_options(
+        tiny, tmp_path / "ratio", max_steps=6, eval_steps=3, paraphrase_batches=2))  # checkpoints pickle the sampler
+    assert ratio.details["batches_per_cycle"] == {"paraphrase": 2, "parallel": 1}
+    assert ratio.steps == 6
+    only = train("modular-cla", show_progress=False, **_options(
+        tiny, tmp_path / "only", max_steps=4, eval_steps=2, parallel_batches=0))
+    assert only.details["batches_per_cycle"] == {"paraphrase": 1}
+    assert only.details["alignment"]["parallel_pairs"] == len(PAIRS) - 16  # still read: dev pairs come from them
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ({"language": "en"}, "English is the pivot"),
+    ({"paraphrase_batches": 0, "parallel_batches": 0}, "both 0: nothing trains"),
+    ({"batch_mixing": "proportional", "parallel_batches": 2}, "use batch_mixing: round-robin"),
+    ({"parallel_batches": 0, "paraphrase_files": []}, "parallel_batches is 0 .* no cross-lingual paraphrase pairs"),
     ({"parallel_files": []}, r"language 'de': 0 parallel pairs .*parallel_files"),
     ({"paraphrase_datasets": ["tatoeba-challenge"]}, "has no cross-lingual paraphrases"),
 ])

@@ -110,6 +110,13 @@ class CrossLingualAlignmentConfig(TrainConfig):
         "How paraphrase and parallel batches alternate: 'round-robin' (one each, the paper's alternation) or "
         "'proportional' (by dataset size).",
     )
+    paraphrase_batches: int = option(
+        1, "Paraphrase (MNRL) batches per round-robin cycle (paper: 1); 0 trains on parallel pairs only.", minimum=0
+    )
+    parallel_batches: int = option(
+        1, "Parallel (cosine) batches per round-robin cycle (paper: 1); 0 trains on paraphrases only, the arXiv "
+        "paper's CLA (dev retrieval still uses held-out parallel pairs).", minimum=0,
+    )
     reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
     mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)

@@ -1,7 +1,8 @@
 """The CLA stage (Huang et al. 2024, section 3.2): a parallel adapter beside every feed-forward block of one
 language's encoder, trained to bring its sentences to the frozen English pivot's embedding of their English
 counterparts. Batches alternate between cross-lingual paraphrases (MultipleNegativesRankingLoss against the
-pivot) and parallel sentences (cosine loss), through sentence-transformers' multi-dataset training.
+pivot) and parallel sentences (cosine loss), through sentence-transformers' multi-dataset training; how many of
+each per cycle is configurable, and either kind can be left out (paraphrases only is the arXiv paper's CLA).
 
 Only the adapters train, so with the adapters off the encoder is exactly what it was (the paper's point:
 alignment never disturbs monolingual quality). The pivot is frozen, so its embeddings of the English side are
@@ -14,11 +15,15 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
 from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
 from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
 
 from polyembed.config import ConfigOrigin
@@ -73,6 +78,11 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
     if language == "en":
         raise origin.error("language", "English is the pivot: it gets no alignment adapter")
     check_stage_start(config.pivot, "en", "CLA", "`polyembed train modular se --language en`", origin.where("pivot"))
+    if config.paraphrase_batches == 0 and config.parallel_batches == 0:
+        raise origin.error("parallel_batches", "paraphrase_batches and parallel_batches are both 0: nothing trains")
+    if config.batch_mixing == "proportional" and max(config.paraphrase_batches, config.parallel_batches) > 1:
+        raise origin.error("batch_mixing", "'proportional' mixes by dataset size; paraphrase_batches and "
+                           "parallel_batches above 1 set a round-robin cycle: use batch_mixing: round-robin")
     for index, name in enumerate(config.paraphrase_datasets):
         if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
             raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (these have: "
@@ -98,6 +108,12 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
             "language", f"language '{config.language}': {len(parallel)} parallel pairs in "
             f"{', '.join(config.parallel_datasets) or 'no datasets'} and {len(config.parallel_files)} parallel "
             "files; CLA needs parallel sentences with English (parallel_files: English<TAB>sentence)"
+        )
+    if config.parallel_batches == 0 and not paraphrases:
+        raise origin.error(
+            "paraphrase_datasets", f"language '{config.language}': parallel_batches is 0 (paraphrases only) but "
+            f"{', '.join(config.paraphrase_datasets) or 'no datasets'} and {len(config.paraphrase_files)} paraphrase "
+            "files give no cross-lingual paraphrase pairs"
         )
     random.Random(f"{config.seed}:cla:{language}").shuffle(parallel)
     dev_size = min(config.dev_pairs, len(parallel) // 5)
@@ -141,6 +157,33 @@ class PivotAlignmentEvaluator(SentenceEvaluator):
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         return metrics
+
+
+class CycleBatchSampler(MultiDatasetDefaultBatchSampler):
+    """Round robin with a ratio: each cycle takes `counts[i]` batches of dataset i, in order, for as many whole
+    cycles as every dataset can fill (counts 1, 1 is sentence-transformers' round robin). Why: the paper
+    alternates one paraphrase and one parallel batch and leaves the ratio untuned; this lets it be tuned."""
+
+    def __init__(self, dataset: Any, batch_samplers: list[Any], counts: tuple[int, ...], generator: Any = None,
+                 seed: int = 0) -> None:
+        super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
+        if len(counts) != len(batch_samplers) or min(counts) < 1:
+            raise ValueError(f"need one count >= 1 per dataset, got {counts} for {len(batch_samplers)} datasets")
+        self.counts = tuple(counts)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if self.generator is not None and self.seed is not None:
+            self.generator.manual_seed(self.seed + self.epoch)
+        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        batches = [iter(sampler) for sampler in self.batch_samplers]
+        for _ in range(len(self) // sum(self.counts)):
+            for index, count in enumerate(self.counts):
+                for _ in range(count):
+                    yield [row + offsets[index] for row in next(batches[index])]
+
+    def __len__(self) -> int:
+        return min(len(sampler) // count for sampler, count in zip(self.batch_samplers, self.counts, strict=True)) \
+            * sum(self.counts)
 
 
 class ParallelAdapterTrainer(SentenceTransformerTrainer):
@@ -204,18 +247,23 @@ def build_job(
         labels = pivot.embed(counterparts, show_progress_bar=False)
         return Dataset.from_dict({SENTENCE_COLUMN: sentences, LABEL_COLUMN: labels.tolist()})
 
-    datasets, losses = {}, {}
-    if data.paraphrases[0]:
+    datasets, losses, counts = {}, {}, []
+    if data.paraphrases[0] and config.paraphrase_batches:
         datasets["paraphrase"] = labelled(*data.paraphrases)
         losses["paraphrase"] = PivotMultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
-    datasets["parallel"] = labelled(*data.parallel)
-    losses["parallel"] = PivotCosineLoss(model)
+        counts.append(config.paraphrase_batches)
+    if config.parallel_batches:
+        datasets["parallel"] = labelled(*data.parallel)
+        losses["parallel"] = PivotCosineLoss(model)
+        counts.append(config.parallel_batches)
     if show_progress:
         print(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and {len(data.parallel[0]):,} "
-              f"parallel pairs, {len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.1f}; "
-              f"{trainable:,} adapter parameters train")
-    mixing = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
-              "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
+              f"parallel pairs, {len(data.dev[0]):,} dev; trains on {' and '.join(datasets)} batches; dev retrieval "
+              f"before {before['dev_mean_accuracy']:.1f}; {trainable:,} adapter parameters train")
+    mixing: Any = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
+                   "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
+    if config.batch_mixing == "round-robin" and max(counts) > 1:
+        mixing = partial(CycleBatchSampler, counts=tuple(counts))
     return TrainingJob(
         model=model,
         train_dataset=datasets,
@@ -226,8 +274,8 @@ def build_job(
         trainer_class=ParallelAdapterTrainer,
         save_model=save_with_parallel_adapters,
         prompts=default_prompt(model),
-        details={"alignment": data.describe(), "trainable_parameters": trainable, "model_parameters": total,
-                 "before": before},
+        details={"alignment": data.describe(), "batches_per_cycle": dict(zip(datasets, counts, strict=True)),
+                 "trainable_parameters": trainable, "model_parameters": total, "before": before},
     )
 
 
