@@ -257,7 +257,8 @@ def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
     names = [n for n in names if all(n in results["languages"][code] for code in languages)]
     with_test = any("test_cross" in row for code in languages for row in results["languages"][code].values())
     header = ["CLA setting", *[f"en-{c} dev STS" for c in languages], *[f"{c} dev mono (cross)" for c in languages],
-              "en-X mean", "mono mean", *([f"en-{c} test STS (not chosen on)" for c in languages] if with_test else [])]
+              "en-X mean", "mono mean", "dev retrieval to pivot, mean",
+              *([f"en-{c} test STS (not chosen on)" for c in languages] if with_test else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best, best_mean = None, -math.inf
     for name in [*names, "no-cla"]:
@@ -265,18 +266,56 @@ def _table(results: dict[str, Any]) -> tuple[list[str], str | None]:
         cross = [row.get("cross", math.nan) for row in rows]
         mono = [row.get("mono", math.nan) for row in rows]
         cross_mean, mono_mean = sum(cross) / len(cross), sum(mono) / len(mono)
-        label = "no CLA (SE encoders, mode mono)" if name == "no-cla" else (
-            f"lr {rows[0]['learning_rate']:g}, scaling {rows[0]['adapter_scaling']:g}, "
-            f"{rows[0].get('steps', results['steps'])} steps"
-            + ("" if rows[0].get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {rows[0]['batch_mixing']}")
-            + ("" if rows[0].get("batches", DEFAULT_BATCHES) == DEFAULT_BATCHES
-               else f", {_batches_label(rows[0]['batches'])}"))
+        label = _label(name, rows[0], results["steps"])
         test = [f"{row['test_cross']:.1f}" if "test_cross" in row else "-" for row in rows] if with_test else []
+        retrieval = [row.get("dev_retrieval") for row in rows]
+        retrieval_mean = "-" if None in retrieval else f"{sum(retrieval) / len(retrieval):.1f}"
         lines.append("| " + " | ".join([label, *[f"{v:.1f}" for v in cross], *[f"{v:.1f}" for v in mono],
-                                        f"{cross_mean:.1f}", f"{mono_mean:.1f}", *test]) + " |")
+                                        f"{cross_mean:.1f}", f"{mono_mean:.1f}", retrieval_mean, *test]) + " |")
         if name != "no-cla" and cross_mean > best_mean:
             best, best_mean = name, cross_mean
     return lines, best
+
+
+def _label(name: str, row: dict[str, Any], default_steps: int) -> str:
+    if name == "no-cla":
+        return "no CLA (SE encoders, mode mono)"
+    return (f"lr {row['learning_rate']:g}, scaling {row['adapter_scaling']:g}, {row.get('steps', default_steps)} steps"
+            + ("" if row.get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {row['batch_mixing']}")
+            + ("" if row.get("batches", DEFAULT_BATCHES) == DEFAULT_BATCHES else f", {_batches_label(row['batches'])}"))
+
+
+def _seed_table(all_results: list[dict[str, Any]]) -> list[str]:
+    """Settings scored on dev and test in every seed: the mean over seeds (each seed in brackets)."""
+    languages = list(all_results[0]["languages"])
+    if len(all_results) < 2 or any(list(r["languages"]) != languages for r in all_results):
+        return []
+    names = [n for n in all_results[0]["languages"][languages[0]]
+             if all("test_cross" in r["languages"][c].get(n, {}) for r in all_results for c in languages)]
+    if not names:
+        return []
+
+    def cell(values: list[float]) -> str:
+        return f"{sum(values) / len(values):.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values)
+
+    header = ["CLA setting", "en-X dev STS", "mono dev (cross)", "dev retrieval to pivot",
+              *[f"en-{c} test STS" for c in languages], "en-X test STS"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in [n for n in names if n != "no-cla"] + ["no-cla"]:
+        per_seed = [[r["languages"][c][name] for c in languages] for r in all_results]
+        retrieval = [[row.get("dev_retrieval") for row in rows] for rows in per_seed]
+        lines.append("| " + " | ".join([
+            _label(name, per_seed[0][0], all_results[0]["steps"]),
+            cell([mean([row["cross"] for row in rows]) for rows in per_seed]),
+            cell([mean([row["mono"] for row in rows]) for rows in per_seed]),
+            "-" if any(None in values for values in retrieval) else cell([mean(values) for values in retrieval]),
+            *[cell([rows[index]["test_cross"] for rows in per_seed]) for index in range(len(languages))],
+            cell([mean([row["test_cross"] for row in rows]) for rows in per_seed]),
+        ]) + " |")
+    return lines
 
 
 def render() -> None:
@@ -286,15 +325,17 @@ def render() -> None:
         if missing_tables(DOCS, START, END, {"cla": command}, set()):
             print("no saved ablation here: the docs section is left alone")
         return
-    section = [START, "### Choosing the CLA learning rate and adapter scaling (dev splits)", ""]
+    section = [START, "### Choosing the CLA learning rate, adapter scaling and batch mix (dev splits)", ""]
+    all_results = []
     for path in paths:
         results = load_json(path)
         assert results is not None
+        all_results.append(results)
         lines, best = _table(results)
         section += [
-            f"Seed {results['seed']}, `{command} --seed {results['seed']}`: each language's CLA stage "
-            f"(the pipeline runs {results['steps']} steps) from the benchmark's SE encoders and "
-            "English pivot, scored on the STS dev "
+            f"Seed {results['seed']}, `{command} --seed {results['seed']}` with each row's `--settings` and "
+            f"`--batches`: each language's CLA stage (the pipeline runs {results['steps']} steps) from the "
+            "benchmark's SE encoders and English pivot, scored on the STS dev "
             "splits (stsb-multi-mt dev for de/ru, Kardes STS dev for kk; Spearman x100) in mode cross.",
             "",
             *lines,
@@ -302,6 +343,11 @@ def render() -> None:
             f"Best mean en-X dev STS: {best}.",
             "",
         ]
+    summary = _seed_table(all_results)
+    if summary:
+        section += [f"Settings run in seeds {', '.join(str(r['seed']) for r in all_results)} with `--with-test` "
+                    "(mean, then each seed; test columns: at most 1,000 test pairs per language, never chosen on):",
+                    "", *summary, ""]
     section.append(END)
     replace_section(DOCS, START, END, "\n".join(section))
     print("\n".join(section))

@@ -107,8 +107,8 @@ class CrossLingualAlignmentConfig(TrainConfig):
     dev_pairs: int = option(200, "Parallel pairs held out for dev retrieval against the pivot.", minimum=1)
     batch_mixing: Literal["round-robin", "proportional"] = option(
         "round-robin",
-        "How paraphrase and parallel batches alternate: 'round-robin' (one each, the paper's alternation) or "
-        "'proportional' (by dataset size).",
+        "How paraphrase and parallel batches alternate: 'round-robin' (cycles of paraphrase_batches then "
+        "parallel_batches; one each is the paper's alternation) or 'proportional' (at random, by dataset size).",
     )
     paraphrase_batches: int = option(
         1, "Paraphrase (MNRL) batches per round-robin cycle (paper: 1); 0 trains on parallel pairs only.", minimum=0
