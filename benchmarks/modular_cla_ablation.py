@@ -6,6 +6,7 @@ results/bench/modular/cla-ablation, docs.
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4:400 3e-5:4:400   # more CLA steps
   python benchmarks/modular_cla_ablation.py run --seed 1 --settings 1e-5:4 --batch-mixing proportional --with-test
   python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4 --batches 1:0 --with-test  # paraphrases only
+  python benchmarks/modular_cla_ablation.py run --seed 0 --settings 1e-5:4 --dev-measure sts --with-test
   python benchmarks/modular_cla_ablation.py genres --seed 1 --language ru   # en-ru STS per STS-B genre
   python benchmarks/modular_cla_ablation.py render
 
@@ -68,11 +69,13 @@ def _parse_batches(text: str) -> tuple[int, int]:
 
 
 def _name(rate: float, scaling: float, steps: int, default_steps: int, mixing: str = DEFAULT_MIXING,
-          batches: str = DEFAULT_BATCHES) -> str:
-    """A run's folder and key; the pipeline's own step count, batch mixing and ratio leave those out."""
+          batches: str = DEFAULT_BATCHES, dev_measure: str = "retrieval") -> str:
+    """A run's folder and key; the pipeline's own step count, batch mixing, ratio and dev measure leave those
+    out."""
     return (f"lr{rate:g}-scale{scaling:g}" + ("" if steps == default_steps else f"-steps{steps}")
             + ("" if mixing == DEFAULT_MIXING else f"-{mixing}")
-            + ("" if batches == DEFAULT_BATCHES else f"-batches{batches.replace(':', 'to')}"))
+            + ("" if batches == DEFAULT_BATCHES else f"-batches{batches.replace(':', 'to')}")
+            + ("" if dev_measure == "retrieval" else f"-dev{dev_measure}"))
 
 
 def _batches_label(batches: str) -> str:
@@ -115,7 +118,7 @@ def _bundle(run_folder: Path, pivot: str, language: str) -> Path:
 
 
 def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mixing: str = DEFAULT_MIXING,
-        with_test: bool = False, batches: str = DEFAULT_BATCHES) -> None:
+        with_test: bool = False, batches: str = DEFAULT_BATCHES, dev_measure: str = "retrieval") -> None:
     """Train and score every setting not yet in the seed's results (`with_test`: also score the test split of
     runs and of 'no-cla' that lack it, as a check of whether dev predicts test)."""
     from polyembed.methods.modular.pipeline import run_stage
@@ -139,20 +142,21 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mi
         rows = results["languages"].setdefault(code, {})
         for text in settings:
             rate, scaling, steps = _parse_setting(text, config["cla_steps"])
-            name = _name(rate, scaling, steps, config["cla_steps"], mixing, batches)
+            name = _name(rate, scaling, steps, config["cla_steps"], mixing, batches, dev_measure)
             paraphrase_batches, parallel_batches = _parse_batches(batches)
             if name not in rows:
                 print(f"== {code}: CLA with learning rate {rate:g}, adapter scaling {scaling:g}, {steps} steps, "
-                      f"{mixing} batches, {_batches_label(batches)}")
+                      f"{mixing} batches, {_batches_label(batches)}, checkpoint by dev {dev_measure}")
                 started = time.perf_counter()
                 stage = run_stage("modular-cla", out / code / name, True, student=student, pivot=pivot,
                                   language=code, learning_rate=rate, adapter_scaling=scaling, max_steps=steps,
                                   batch_mixing=mixing, paraphrase_batches=paraphrase_batches,
-                                  parallel_batches=parallel_batches, batch_size=config["batch_size"],
+                                  parallel_batches=parallel_batches, dev_measure=dev_measure,
+                                  batch_size=config["batch_size"],
                                   max_seq_length=config["max_seq_length"], seed=seed, keep_checkpoints=False)
                 bundle = load_model(str(_bundle(out / code / name, pivot, code)))
                 rows[name] = {"learning_rate": rate, "adapter_scaling": scaling, "steps": steps,
-                              "batch_mixing": mixing, "batches": batches,
+                              "batch_mixing": mixing, "batches": batches, "dev_measure": dev_measure,
                               "dev_retrieval": stage.get("best", {}).get("eval_dev_mean_accuracy"),
                               **_sts_scores(bundle.with_mode("cross"), code, max_pairs),
                               "seconds": round(time.perf_counter() - started, 1)}
@@ -282,7 +286,8 @@ def _label(name: str, row: dict[str, Any], default_steps: int) -> str:
         return "no CLA (SE encoders, mode mono)"
     return (f"lr {row['learning_rate']:g}, scaling {row['adapter_scaling']:g}, {row.get('steps', default_steps)} steps"
             + ("" if row.get("batch_mixing", DEFAULT_MIXING) == DEFAULT_MIXING else f", {row['batch_mixing']}")
-            + ("" if row.get("batches", DEFAULT_BATCHES) == DEFAULT_BATCHES else f", {_batches_label(row['batches'])}"))
+            + ("" if row.get("batches", DEFAULT_BATCHES) == DEFAULT_BATCHES else f", {_batches_label(row['batches'])}")
+            + ("" if row.get("dev_measure", "retrieval") == "retrieval" else ", checkpoint by en-X dev STS"))
 
 
 def _seed_table(all_results: list[dict[str, Any]]) -> list[str]:
@@ -366,6 +371,8 @@ def main() -> None:
                      help="how the CLA stage alternates paraphrase and parallel batches")
     one.add_argument("--batches", default=DEFAULT_BATCHES,
                      help="paraphrase:parallel batches per cycle (1:0 paraphrases only, the arXiv paper's CLA)")
+    one.add_argument("--dev-measure", choices=["retrieval", "sts"], default="retrieval",
+                     help="what picks the CLA stage's kept checkpoint")
     one.add_argument("--with-test", action="store_true",
                      help="also score the test split (a column beside dev: does dev predict test?)")
     by_genre = commands.add_parser("genres", help="en-X STS per STS-B genre with and without CLA, dev and test")
@@ -375,7 +382,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "run":
         _parse_batches(args.batches)
-        run(args.seed, args.languages, args.settings, args.max_pairs, args.batch_mixing, args.with_test, args.batches)
+        run(args.seed, args.languages, args.settings, args.max_pairs, args.batch_mixing, args.with_test, args.batches,
+            args.dev_measure)
     elif args.command == "genres":
         genres(args.seed, args.language)
     else:

@@ -116,8 +116,47 @@ def test_batch_ratio_and_one_kind_only(tiny, tmp_path: Path) -> None:
     assert only.details["alignment"]["parallel_pairs"] == len(PAIRS) - 16  # still read: dev pairs come from them
 
 
+def test_sts_dev_measure_scores_both_directions_against_the_pivot(hashing_encoder) -> None:
+    from polyembed.data.types import ScoredPairs
+    from polyembed.eval.tasks.sts import spearman
+    from polyembed.methods.modular.cross_lingual_alignment import PivotAlignmentEvaluator
+
+    def unit(matrix: np.ndarray) -> np.ndarray:
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+    class Student:  # the hashing encoder as a sentence-transformers-like model
+        def encode(self, sentences: list[str], **_: object) -> np.ndarray:
+            return unit(hashing_encoder.encode(sentences))
+
+    english, german = [en for en, _ in PAIRS[:12]], [de for _, de in PAIRS[:12]]
+    gold = [float(i % 5) for i in range(12)]
+    forward = ScoredPairs(english, german[::-1], gold, "en", "de")  # English first, then German first
+    backward = ScoredPairs(german, english[3:] + english[:3], gold, "de", "en")
+    pivot = (hashing_encoder.encode(forward.sentences1), hashing_encoder.encode(backward.sentences2))
+    evaluator = PivotAlignmentEvaluator(english, hashing_encoder.encode(english), batch_size=4,
+                                        sts_pairs=(forward, backward), sts_pivot_embeddings=pivot)
+    metrics = evaluator(Student())
+    expected = (spearman(np.einsum("ij,ij->i", unit(pivot[0]), Student().encode(forward.sentences2)), gold)
+                + spearman(np.einsum("ij,ij->i", Student().encode(backward.sentences1), unit(pivot[1])), gold)) / 2
+    assert metrics["dev_sts_spearman"] == pytest.approx(expected)
+    assert evaluator.primary_metric == "dev_sts_spearman"
+    assert metrics["dev_mean_accuracy"] == 100.0  # one space for both sides: each finds itself
+
+
+def test_checkpoint_chosen_by_cross_lingual_sts_dev(tiny, tmp_path: Path, shared_data: Path) -> None:
+    result = train("modular-cla", show_progress=False, **_options(
+        tiny, tmp_path / "sts", max_steps=6, eval_steps=2, dev_measure="sts", data_root=str(shared_data)))
+    assert result.details["alignment"]["dev_sts_pairs"] == 1500  # stsb-multi-mt en-de dev
+    history = [entry for entry in result.history if "eval_dev_sts_spearman" in entry]
+    assert len(history) == 3 and np.isfinite(result.details["before"]["dev_sts_spearman"])
+    best = max(history, key=lambda entry: entry["eval_dev_sts_spearman"])
+    assert result.best["eval_dev_sts_spearman"] == best["eval_dev_sts_spearman"]
+    assert result.best_checkpoint is not None and result.best_checkpoint.endswith(f"checkpoint-{best['step']}")
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ({"language": "en"}, "English is the pivot"),
+    ({"language": "sw", "dev_measure": "sts"}, "language 'sw': no en-sw STS dev split here"),
     ({"paraphrase_batches": 0, "parallel_batches": 0}, "both 0: nothing trains"),
     ({"batch_mixing": "proportional", "parallel_batches": 2}, "use batch_mixing: round-robin"),
     ({"parallel_batches": 0, "paraphrase_files": []}, "parallel_batches is 0 .* no cross-lingual paraphrase pairs"),

@@ -117,6 +117,12 @@ class CrossLingualAlignmentConfig(TrainConfig):
         1, "Parallel (cosine) batches per round-robin cycle (paper: 1); 0 trains on paraphrases only, the arXiv "
         "paper's CLA (dev retrieval still uses held-out parallel pairs).", minimum=0,
     )
+    dev_measure: Literal["retrieval", "sts"] = option(
+        "retrieval",
+        "What picks the kept checkpoint: 'retrieval' (held-out parallel pairs against the pivot; any language) or "
+        "'sts' (the language's en-X STS dev split, stsb-multi-mt or Kardes STS: graded similarity, which retrieval "
+        "cannot see). Retrieval is always measured.",
+    )
     reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
     mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)

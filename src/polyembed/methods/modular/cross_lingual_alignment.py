@@ -34,9 +34,14 @@ from polyembed.data.paraphrases import (
     cross_lingual_paraphrases,
     read_paraphrase_file,
 )
+from polyembed.data.readers.kardes import KARDES_FOLDERS
+from polyembed.data.readers.sts import STSB_MULTI_MT_LANGUAGES, read_kardes_sts, read_stsb_multi_mt
+from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root
+from polyembed.data.types import ScoredPairs
 from polyembed.errors import NoTrainingDataError
 from polyembed.eval.tasks.retrieval import retrieval_accuracy
+from polyembed.eval.tasks.sts import spearman
 from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
@@ -55,16 +60,31 @@ class AlignmentData:
     parallel: tuple[list[str], list[str]]
     dev: tuple[list[str], list[str]]
     sources: list[dict[str, Any]]
+    dev_sts: tuple[ScoredPairs, ScoredPairs] | None = None
+    """en-X STS dev pairs (English first, then the language first) when the checkpoint is chosen by STS."""
 
     def describe(self) -> dict[str, Any]:
         return {"language": self.language, "paraphrase_pairs": len(self.paraphrases[0]),
-                "parallel_pairs": len(self.parallel[0]), "dev_pairs": len(self.dev[0]), "sources": self.sources}
+                "parallel_pairs": len(self.parallel[0]), "dev_pairs": len(self.dev[0]), "sources": self.sources,
+                "dev_sts_pairs": len(self.dev_sts[0]) if self.dev_sts else 0}
 
 
 def _sample(pairs: list[tuple[str, str]], limit: int | None, seed: str) -> list[tuple[str, str]]:
     if limit is None or len(pairs) <= limit:
         return pairs
     return [pairs[i] for i in sorted(random.Random(seed).sample(range(len(pairs)), limit))]
+
+
+def cross_lingual_sts_dev(language: str, root: Any) -> tuple[ScoredPairs, ScoredPairs] | None:
+    """The language's en-X STS dev pairs in both directions (stsb-multi-mt, else Kardes STS), or None."""
+    if language in STSB_MULTI_MT_LANGUAGES:
+        folder = get_dataset("stsb-multi-mt").path(root)
+        return read_stsb_multi_mt(folder, "en", "dev", language), read_stsb_multi_mt(folder, language, "dev", "en")
+    if language in KARDES_FOLDERS:
+        folder = get_dataset("kardes-nlu").path(root)
+        return (read_kardes_sts(folder, "en", language, split="dev"),
+                read_kardes_sts(folder, language, "en", split="dev"))
+    return None
 
 
 def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin | None = None) -> AlignmentData:
@@ -87,7 +107,13 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
         if name not in CROSS_LINGUAL_PARAPHRASE_DATASETS:
             raise origin.error("paraphrase_datasets", f"'{name}' has no cross-lingual paraphrases (these have: "
                                f"{', '.join(CROSS_LINGUAL_PARAPHRASE_DATASETS)})", index)
-    root = data_root(config.data_root) if (config.paraphrase_datasets or config.parallel_datasets) else None
+    needs_root = config.paraphrase_datasets or config.parallel_datasets or config.dev_measure == "sts"
+    root = data_root(config.data_root) if needs_root else None
+    dev_sts = cross_lingual_sts_dev(language, root) if config.dev_measure == "sts" else None
+    if config.dev_measure == "sts" and dev_sts is None:
+        raise origin.error("dev_measure", f"language '{config.language}': no en-{language} STS dev split here "
+                           f"(stsb-multi-mt: {', '.join(c for c in STSB_MULTI_MT_LANGUAGES if c != 'en')}; "
+                           f"Kardes STS: {', '.join(KARDES_FOLDERS)}); use dev_measure: retrieval")
     found: list[ParaphrasePairs] = []
     if config.paraphrase_datasets and root is not None:
         found += cross_lingual_paraphrases(language, root, list(config.paraphrase_datasets))
@@ -127,32 +153,55 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
     return AlignmentData(
         language, ([o for o, _ in paraphrases], [e for _, e in paraphrases]),
         ([o for o, _ in parallel], [e for _, e in parallel]), ([o for o, _ in dev], [e for _, e in dev]), described,
+        dev_sts,
     )
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True).clip(1e-12)
 
 
 class PivotAlignmentEvaluator(SentenceEvaluator):
     """Dev measure: retrieval between the encoder's embeddings of held-out sentences (adapters as they are) and
     the pivot's embeddings of their English translations, both directions (`mean_accuracy`, percent), and the
-    mean cosine of each pair (`mean_cosine`)."""
+    mean cosine of each pair (`mean_cosine`). Given en-X STS pairs and the pivot's embeddings of their English
+    sides, also `sts_spearman`: Spearman x100 of the cross-lingual cosines, both directions averaged (the
+    primary metric then, since retrieval cannot see whether graded similarities survive)."""
 
-    def __init__(self, sentences: list[str], pivot_embeddings: np.ndarray, batch_size: int, name: str = "dev") -> None:
+    def __init__(
+        self, sentences: list[str], pivot_embeddings: np.ndarray, batch_size: int, name: str = "dev",
+        sts_pairs: tuple[ScoredPairs, ScoredPairs] | None = None,
+        sts_pivot_embeddings: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         super().__init__()
         self.sentences = sentences
-        self.pivot = pivot_embeddings / np.linalg.norm(pivot_embeddings, axis=1, keepdims=True).clip(1e-12)
+        self.pivot = _unit(pivot_embeddings)
         self.batch_size = batch_size
         self.name = name
-        self.primary_metric = "mean_accuracy"
+        self.sts_pairs = sts_pairs
+        self.sts_pivot = tuple(_unit(m) for m in sts_pivot_embeddings) if sts_pivot_embeddings else None
+        self.primary_metric = "sts_spearman" if sts_pairs else "mean_accuracy"
         self.greater_is_better = True
 
+    def _encode(self, model: Any, sentences: list[str]) -> np.ndarray:
+        return model.encode(sentences, batch_size=self.batch_size, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict:
-        embedded = model.encode(self.sentences, batch_size=self.batch_size, normalize_embeddings=True,
-                                convert_to_numpy=True, show_progress_bar=False)
+        embedded = self._encode(model, self.sentences)
         metrics = {
             "to_pivot_accuracy": retrieval_accuracy(embedded, self.pivot),
             "from_pivot_accuracy": retrieval_accuracy(self.pivot, embedded),
             "mean_cosine": float((embedded * self.pivot).sum(axis=1).mean()),
         }
         metrics["mean_accuracy"] = (metrics["to_pivot_accuracy"] + metrics["from_pivot_accuracy"]) / 2
+        if self.sts_pairs and self.sts_pivot:
+            forward, backward = self.sts_pairs  # English sentence1 with X sentence2; X sentence1 with English s2
+            other = self._encode(model, forward.sentences2 + backward.sentences1)
+            cosines = (np.einsum("ij,ij->i", self.sts_pivot[0], other[: len(forward)]),
+                       np.einsum("ij,ij->i", other[len(forward):], self.sts_pivot[1]))
+            metrics["sts_spearman"] = float(np.mean([spearman(c, pairs.scores) for c, pairs in zip(
+                cosines, self.sts_pairs, strict=True)]))
         metrics = self.prefix_name_to_metrics(metrics, self.name)
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
@@ -236,8 +285,12 @@ def build_job(
 
     model, _ = as_sentence_transformer(load_model(config.student))
     set_max_seq_length(model, config.max_seq_length)
-    evaluator = PivotAlignmentEvaluator(data.dev[0], pivot.embed(data.dev[1], show_progress_bar=False),
-                                        config.batch_size)
+    sts_english = (data.dev_sts[0].sentences1, data.dev_sts[1].sentences2) if data.dev_sts else None
+    evaluator = PivotAlignmentEvaluator(
+        data.dev[0], pivot.embed(data.dev[1], show_progress_bar=False), config.batch_size, sts_pairs=data.dev_sts,
+        sts_pivot_embeddings=tuple(pivot.embed(s, show_progress_bar=False) for s in sts_english) if sts_english
+        else None,
+    )
     before = evaluator(model)
     total = sum(p.numel() for p in model.parameters())
     add_parallel_adapters(model, ParallelAdapterConfig(config.reduction_factor, config.adapter_scaling))
@@ -259,7 +312,9 @@ def build_job(
     if show_progress:
         print(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and {len(data.parallel[0]):,} "
               f"parallel pairs, {len(data.dev[0]):,} dev; trains on {' and '.join(datasets)} batches; dev retrieval "
-              f"before {before['dev_mean_accuracy']:.1f}; {trainable:,} adapter parameters train")
+              f"before {before['dev_mean_accuracy']:.1f}"
+              + (f", en-{data.language} dev STS before {before['dev_sts_spearman']:.1f}" if data.dev_sts else "")
+              + f"; {trainable:,} adapter parameters train")
     mixing: Any = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
                    "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
     if config.batch_mixing == "round-robin" and max(counts) > 1:
@@ -269,7 +324,7 @@ def build_job(
         train_dataset=datasets,
         loss=losses,
         evaluator=evaluator,
-        best_metric="eval_dev_mean_accuracy",
+        best_metric="eval_dev_sts_spearman" if data.dev_sts else "eval_dev_mean_accuracy",
         multi_dataset_batch_sampler=mixing,
         trainer_class=ParallelAdapterTrainer,
         save_model=save_with_parallel_adapters,
