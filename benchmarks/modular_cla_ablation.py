@@ -338,9 +338,9 @@ def render() -> None:
         all_results.append(results)
         lines, best = _table(results)
         section += [
-            f"Seed {results['seed']}, `{command} --seed {results['seed']}` with each row's `--settings` and "
-            f"`--batches`: each language's CLA stage (the pipeline runs {results['steps']} steps) from the "
-            "benchmark's SE encoders and English pivot, scored on the STS dev "
+            f"Seed {results['seed']}, `{command} --seed {results['seed']}` with each row's `--settings`, "
+            f"`--batches` and `--dev-measure`: each language's CLA stage (the pipeline runs {results['steps']} "
+            "steps) from the benchmark's SE encoders and English pivot, scored on the STS dev "
             "splits (stsb-multi-mt dev for de/ru, Kardes STS dev for kk; Spearman x100) in mode cross.",
             "",
             *lines,
