@@ -25,9 +25,13 @@ def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared
 
     base = tiny_sentence_transformer(tmp_path / "base", seed=0, mask_token=True)
     config = ModularPipelineConfig(languages=["de"], base=str(base), vocabulary="prune", la_steps=2, se_steps=2,
-                                   cla_steps=2, batch_size=8, precision="fp32", output_dir=str(tmp_path / "run"))
+                                   cla_steps=2, batch_size=8, precision="fp32", output_dir=str(tmp_path / "run"),
+                                   cla_parallel_batches=2, cla_dev_measure="sts")
     summary = run_pipeline(config, show_progress=False)  # max_seq_length 128 > the tiny model's 64: capped
     assert set(summary["languages"]["de"]["stages"]) == {"la", "se", "cla"}
+    alignment = json.loads((tmp_path / "run" / "de" / "cla" / "training.json").read_text(encoding="utf-8"))
+    assert alignment["details"]["batches_per_cycle"] == {"paraphrase": 1, "parallel": 2}
+    assert "eval_dev_sts_spearman" in alignment["best"]  # the checkpoint kept by en-de dev STS
     assert set(summary["languages"]["en"]["stages"]) == {"se"}
     assert summary["languages"]["de"]["encoder_parameters"] < summary["base_parameters"]  # pruned vocabulary
     for stage in ("la", "se", "cla"):
@@ -39,6 +43,13 @@ def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared
     again = run_pipeline(config, show_progress=False)
     assert (tmp_path / "run" / "de" / "la" / "training.json").stat().st_mtime_ns == written
     assert again["languages"] == json.loads((tmp_path / "run" / "pipeline.json").read_text())["languages"]
+
+
+def test_cla_options_apply_to_bilingual_alignment_only(tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="bilingual CLA only, not --alignment all-pairs"):
+        run_pipeline(ModularPipelineConfig(languages=["de"], alignment="all-pairs", cla_dev_measure="sts",
+                                           output_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
 
 
 def test_english_is_the_pivot_not_a_listed_language(tmp_path: Path) -> None:

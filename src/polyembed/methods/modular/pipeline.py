@@ -62,6 +62,17 @@ class ModularPipelineConfig:
         "encoders' adapters trained together on every language pair, English fixed ('all-pairs') or adapted too "
         "('all-pairs-with-english'): the paper's Table 6 ablation."
     )
+    cla_paraphrase_batches: int = option(
+        1, "Bilingual CLA: paraphrase batches per round-robin cycle (0: parallel sentences only).", minimum=0
+    )
+    cla_parallel_batches: int = option(
+        1, "Bilingual CLA: parallel batches per round-robin cycle (0: paraphrases only, the arXiv paper's CLA).",
+        minimum=0,
+    )
+    cla_dev_measure: Literal["retrieval", "sts"] = option(
+        "retrieval", "Bilingual CLA: what picks each language's kept checkpoint, dev retrieval against the pivot or "
+        "the language's en-X STS dev split ('sts': stsb-multi-mt or Kardes STS languages)."
+    )
     batch_size: int = option(32, "Batch size of every stage.", minimum=2)
     max_pairs: int | None = option(
         None, "Cap on each stage's training data per language (LA sentences, SE and CLA pairs); unset keeps all.",
@@ -179,6 +190,12 @@ def _text_caps(config: ModularPipelineConfig) -> dict[str, Any]:
     return {"max_sentences": config.max_pairs, "heldout_sentences": config.dev_pairs}
 
 
+def _cla_options(config: ModularPipelineConfig) -> dict[str, Any]:
+    """The bilingual CLA stage's own options that the pipeline passes on."""
+    return {"paraphrase_batches": config.cla_paraphrase_batches, "parallel_batches": config.cla_parallel_batches,
+            "dev_measure": config.cla_dev_measure}
+
+
 def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
     """Read every stage's data for every language before the first model loads, so that a language without
     paraphrases or parallel text fails in seconds, not after hours of LA training."""
@@ -199,7 +216,7 @@ def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
             if not config.skip_la:
                 prepare_text(LanguageAdaptationConfig(language=language, **common, **_text_caps(config)))
             prepare_paraphrases(SentenceEncodingConfig(language=language, **common, **pairs))
-            prepare_alignment(CrossLingualAlignmentConfig(language=language, **common, **pairs))
+            prepare_alignment(CrossLingualAlignmentConfig(language=language, **common, **pairs, **_cla_options(config)))
         except PolyembedError as err:
             raise PolyembedError(f"modular pipeline, language '{language}': {err}") from None
 
@@ -219,6 +236,9 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
         raise PolyembedError("--languages: English is the pivot and always built; list the other languages")
     if not languages:
         raise PolyembedError("--languages: give at least one language besides English")
+    if config.alignment != "bilingual" and _cla_options(config) != _cla_options(ModularPipelineConfig()):
+        raise PolyembedError("--cla-paraphrase-batches, --cla-parallel-batches and --cla-dev-measure apply to "
+                             f"bilingual CLA only, not --alignment {config.alignment}")
     _check_inputs(config, languages)
     root = Path(config.output_dir).expanduser().resolve()
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
@@ -243,7 +263,8 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
         for language in languages:
             stages[language]["cla"] = run_stage("modular-cla", root / language / "cla", show_progress,
                                                 student=encoders[language], pivot=encoders[PIVOT], language=language,
-                                                max_steps=config.cla_steps, **pairs, **shared)
+                                                max_steps=config.cla_steps, **_cla_options(config), **pairs,
+                                                **shared)
         aligned = {language: stages[language]["cla"]["model_dir"] for language in languages}
         aligned[PIVOT] = encoders[PIVOT]
     else:  # one joint run; its model is a bundle with a folder per language
