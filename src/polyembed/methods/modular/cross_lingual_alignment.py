@@ -47,6 +47,7 @@ from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig
 from polyembed.methods.modular.stage import check_stage_start
+from polyembed.models.encoder import normalize_rows
 
 SENTENCE_COLUMN, LABEL_COLUMN = "sentence", "label"
 
@@ -157,10 +158,6 @@ def prepare_alignment(config: CrossLingualAlignmentConfig, origin: ConfigOrigin 
     )
 
 
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True).clip(1e-12)
-
-
 class PivotAlignmentEvaluator(SentenceEvaluator):
     """Dev measure: retrieval between the encoder's embeddings of held-out sentences (adapters as they are) and
     the pivot's embeddings of their English translations, both directions (`mean_accuracy`, percent), and the
@@ -175,11 +172,11 @@ class PivotAlignmentEvaluator(SentenceEvaluator):
     ) -> None:
         super().__init__()
         self.sentences = sentences
-        self.pivot = _unit(pivot_embeddings)
+        self.pivot = normalize_rows(pivot_embeddings)
         self.batch_size = batch_size
         self.name = name
         self.sts_pairs = sts_pairs
-        self.sts_pivot = tuple(_unit(m) for m in sts_pivot_embeddings) if sts_pivot_embeddings else None
+        self.sts_pivot = tuple(normalize_rows(m) for m in sts_pivot_embeddings) if sts_pivot_embeddings else None
         self.primary_metric = "sts_spearman" if sts_pairs else "mean_accuracy"
         self.greater_is_better = True
 
