@@ -2,7 +2,7 @@
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-slow lint benchmarks
+.PHONY: setup demo test test-slow lint benchmarks lock
 setup:
 	bash scripts/setup.sh
 
@@ -22,3 +22,8 @@ benchmarks: setup
 	.venv/bin/python benchmarks/eval_suites.py
 	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
 	.venv/bin/python benchmarks/distill.py throughput
+
+# Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them).
+lock:
+	.venv/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --find-links /opt/wheels \
+		--custom-compile-command "make lock" -o requirements-lock.txt

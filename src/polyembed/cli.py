@@ -49,6 +49,25 @@ data_app = typer.Typer(help="The dataset registry and the local data root.", no_
 app.add_typer(models_app, name="models")
 app.add_typer(data_app, name="data")
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from polyembed.environment import polyembed_version
+
+        typer.echo(f"polyembed {polyembed_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print polyembed's version and exit.", is_eager=True,
+                           callback=_print_version)
+    ] = False,
+) -> None:
+    """polyembed: build multilingual sentence encoders and prove they work."""
+
+
 DataRootOption = Annotated[
     Path | None,
     typer.Option("--data-root", help="Folder with the datasets (default: $POLYEMBED_DATA, else ../shared/data)."),
@@ -131,6 +150,19 @@ def eval_command(
             f"({run.seconds:.1f} s)"
         )
     typer.echo(f"wrote {out}/results.json and {out}/report.md ({result.seconds:.1f} s)")
+
+
+@app.command("doctor")
+@clean_errors
+def doctor_command() -> None:
+    """Print the versions, data root, cache folder and built-in models in use (paste it into bug reports);
+    exit 1 when an installed package is missing, outside polyembed's range or refused by another one."""
+    from polyembed.doctor import doctor_report
+
+    report = doctor_report()
+    typer.echo(report.text())
+    if report.problems:
+        raise typer.Exit(1)
 
 
 @app.command("tasks")

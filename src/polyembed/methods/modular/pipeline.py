@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from polyembed.config import ConfigOrigin, option
 from polyembed.data.parallel_sources import check_language
+from polyembed.environment import require
 from polyembed.errors import PolyembedError
 from polyembed.outputs import atomic_write
 
@@ -236,6 +237,8 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
         raise PolyembedError("--languages: English is the pivot and always built; list the other languages")
     if not languages:
         raise PolyembedError("--languages: give at least one language besides English")
+    if config.adapter == "lora":
+        require(("peft",), "polyembed train modular pipeline")
     if config.alignment != "bilingual" and _cla_options(config) != _cla_options(ModularPipelineConfig()):
         raise PolyembedError("--cla-paraphrase-batches, --cla-parallel-batches and --cla-dev-measure apply to "
                              f"bilingual CLA only, not --alignment {config.alignment}")
