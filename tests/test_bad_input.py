@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -20,6 +21,8 @@ from typer.testing import CliRunner
 from polyembed.cli import app
 from polyembed.config import dump_config
 from polyembed.methods.distill.config import DistillConfig
+from polyembed.streaming import StreamOptions, encode_to_shards
+from tests.conftest import HashingEncoder
 
 BITEXT = "".join(f"sentence number {i}\tSatz Nummer {i}\n" for i in range(30))
 DISTILL = ["train", "distill", "--config", "{tmp}/base.yaml"]
@@ -209,6 +212,26 @@ CASES: list[tuple[str, list[str], str]] = [
                                    "spark"], "--backend"),
     ("encode-column-without-shards", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--language-column", "1"],
      "--shard-size"),
+    ("encode-shards-same-columns", ["encode", "{tmp}/pairs.tsv", "-o", "{tmp}/s", "--shard-size", "10",
+                                    "--language-column", "1", "--text-column", "1"], "the columns must differ"),
+    ("encode-shards-empty-stdin", ["encode", "-", "-o", "{tmp}/s", "--shard-size", "10"],
+     "<stdin>: no lines to encode"),
+    ("encode-shards-empty-file", ["encode", "{tmp}/empty.txt", "-o", "{tmp}/s", "--shard-size", "10"],
+     "empty.txt: no lines to encode"),
+    # ---- an output that is an input (issue 32): the same file, or a link to it
+    ("encode-output-is-the-input", ["encode", "{tmp}/good.txt", "-o", "{tmp}/good.txt"],
+     "--output {tmp}/good.txt: is also the input"),
+    ("encode-output-links-to-the-input", ["encode", "{tmp}/good.txt", "-o", "{tmp}/good-link.txt"],
+     "is also the input {tmp}/good.txt"),
+    ("mine-output-is-the-target", ["mine", "{tmp}/good.txt", "{tmp}/one-line.txt", "-o", "{tmp}/one-line.txt"],
+     "--output {tmp}/one-line.txt: is also the input"),
+    ("mine-output-is-the-embeddings", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/good.npy",
+                                       "--source-embeddings", "{tmp}/good.npy"], "is also the input {tmp}/good.npy"),
+    ("align-output-is-the-input", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/pairs.txt"], "is also the input"),
+    ("align-output-links-to-the-target", ["align", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/good-link.txt"],
+     "is also the input"),
+    ("translate-output-is-the-input", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/good.txt", "-m",
+                                       "{tmp}/afolder"], "is also the input"),
     # ---- mine
     ("mine-unknown-margin", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--margin", "cos"],
      "--margin"),
@@ -224,6 +247,26 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mine-embeddings-not-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
                                  "--source-embeddings", "{tmp}/afile", "--target-embeddings", "{tmp}/afile"],
      "not a .npy"),
+    ("mine-embeddings-nan-row", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                 "--source-embeddings", "{tmp}/nan.npy", "--target-embeddings", "{tmp}/good.npy"],
+     "nan.npy: row 2 has NaN or infinite values"),
+    ("mine-embeddings-zero-rows", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                   "--source-embeddings", "{tmp}/good.npy", "--target-embeddings", "{tmp}/zeros.npy"],
+     "zeros.npy: row 1 has all zeros"),
+    ("mine-threshold-nan", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--threshold", "nan"],
+     "--threshold nan: expected a finite number"),
+    ("mine-embeddings-zero-byte-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                       "--source-embeddings", "{tmp}/empty.npy", "--target-embeddings",
+                                       "{tmp}/good.npy"], "empty.npy: not a .npy embedding matrix"),
+    ("mine-embeddings-zero-byte-shard", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                         "--source-embeddings", "{tmp}/shards", "--target-embeddings",
+                                         "{tmp}/good.npy"], "shards/shard-00000.npy: checksum mismatch"),
+    ("mine-embeddings-zero-byte-offsets", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                           "--source-embeddings", "{tmp}/shards-offsets", "--target-embeddings",
+                                           "{tmp}/good.npy"], "shards-offsets/shard-00000.offsets.npy: checksum"),
+    ("mine-embeddings-other-text", ["mine", "{tmp}/one-line.txt", "{tmp}/one-line.txt", "-o", "{tmp}/p.tsv",
+                                    "--source-embeddings", "{tmp}/shards-ok", "--target-embeddings",
+                                    "{tmp}/one.npy"], "shards-ok: encoded from other text than"),
     # ---- train modular (stages)
     ("modular-la-no-language", ["train", "modular", "la", "--datasets", "", "--text-files", "{tmp}/good.txt"],
      "no language given"),
@@ -301,6 +344,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),
     ("export-output-other-files", ["export", "-o", "{tmp}/afolder"], "a folder of other files"),
     ("export-output-read-only", ["export", "-o", "{ro}/x"], "cannot write in"),
+    ("export-model-is-an-export", ["export", "-m", "{tmp}/onnx-export", "-o", "{tmp}/x"],
+     "{tmp}/onnx-export: already an ONNX export"),
     # ---- demo
     ("demo-out-is-a-file", ["demo", "--out", "{tmp}/afile"], "exists and is a file"),
     ("demo-out-read-only", ["demo", "--out", "{ro}/demo"], "cannot write in"),
@@ -346,6 +391,20 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "keep-checkpoints.yaml").write_text("seed: 1\nkeep_checkpoints: maybe\n")
     (tmp_path / "list.yaml").write_text("- de\n- fr\n")
     (tmp_path / "bad-date.yaml").write_text("seed: 1\nwhen: 2024-02-30\n")
+    (tmp_path / "good-link.txt").symlink_to(tmp_path / "good.txt")
+    (tmp_path / "onnx-export").mkdir()
+    (tmp_path / "onnx-export" / "polyembed_onnx.json").write_text("{}\n")
+    np.save(tmp_path / "good.npy", np.eye(2, 4, dtype=np.float32))
+    np.save(tmp_path / "one.npy", np.ones((1, 4), dtype=np.float32))
+    np.save(tmp_path / "nan.npy", np.array([[1, 0, 0, 0], [0, np.nan, 1, 0]], dtype=np.float32))
+    np.save(tmp_path / "zeros.npy", np.zeros((2, 4), dtype=np.float32))
+    (tmp_path / "empty.npy").write_bytes(b"")
+    for name, damaged in (("shards", "shard-00000.npy"), ("shards-offsets", "shard-00000.offsets.npy"),
+                          ("shards-ok", None)):  # `encode --shard-size` folders of good.txt, one file emptied
+        encode_to_shards(HashingEncoder(dimension=8), tmp_path / "good.txt", tmp_path / name,
+                         StreamOptions(shard_size=10, dtype="float32"), show_progress=False)
+        if damaged:
+            (tmp_path / name / damaged).write_bytes(b"")
     monkeypatch.chdir(tmp_path)
     return {"tmp": str(tmp_path), "ro": str(unwritable_dir)}
 

@@ -229,7 +229,7 @@ def encode_command(
     for flag, value in (("--language-column", language_column), ("--text-column", text_column)):
         if value is not None:
             raise PolyembedError(f"{flag} reads a TSV into shards: give --shard-size too")
-    output = check_output_file(output, "--output")
+    output = check_output_file(output, "--output", inputs=[input])
     if language is not None:
         language = require_known_language(language, "--language")
     sentences = read_lines(input)

@@ -144,11 +144,13 @@ def translate_command(
     paraphrase TSV of the target language."""
     from polyembed.data.translate import load_translator, translate_file
     from polyembed.errors import PolyembedError
+    from polyembed.outputs import check_not_an_input
 
     if not source.is_file():
         raise PolyembedError(f"{source}: no such file")
     if not output.parent.is_dir():
         raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
+    check_not_an_input(output, [source], "--output")
     translator = load_translator(model, source_code, target_code, max_length, num_beams)
     result = translate_file(source, output, translator, cross_lingual=cross_lingual, batch_size=batch_size)
     typer.echo(f"wrote {result.rows} rows to {result.output} ({result.sentences} distinct sentences translated)")
@@ -175,10 +177,11 @@ def align_command(
     """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal)."""
     from polyembed.alignment import EmbeddingAligner, eflomal_align, format_links, read_sentence_pairs
     from polyembed.errors import PolyembedError
-    from polyembed.outputs import atomic_write
+    from polyembed.outputs import atomic_write, check_not_an_input
 
     if not output.parent.is_dir():
         raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
+    check_not_an_input(output, [source, target], "--output")
     pairs = read_sentence_pairs(source, target)
     if method == "eflomal":
         alignments = eflomal_align(pairs, symmetrization)  # type: ignore[arg-type]

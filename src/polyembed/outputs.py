@@ -9,6 +9,8 @@ Three rules every command follows:
 - `publishing` stages a report in a hidden folder inside the output folder and then moves in only the files
   it wrote, replacing files of the same name and the files an earlier polyembed report listed in its
   manifest. Anything else in the folder (a user's notes, a training run) is never touched.
+- `check_output_file(..., inputs=...)` / `check_not_an_input` refuse an output that is one of the command's
+  inputs (the same file through any path or link).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from polyembed.errors import PolyembedError
+from polyembed.integrity import ALGORITHM, file_digest, mismatched_files, read_record
 
 MANIFEST_FILE = ".polyembed-outputs.json"
 """Files polyembed wrote into a report folder: only these are replaced or removed by the next report."""
@@ -68,15 +72,33 @@ def check_output_dir(path: str | Path, option: str = "output folder") -> Path:
     return target
 
 
-def check_output_file(path: str | Path, option: str = "output file") -> Path:
-    """The absolute file `path` if it can be written (atomically, beside itself); a clear error otherwise."""
+def check_output_file(path: str | Path, option: str = "output file",
+                      inputs: Iterable[str | Path | None] = ()) -> Path:
+    """The absolute file `path` if it can be written (atomically, beside itself) and is none of the command's
+    `inputs`; a clear error otherwise."""
     target = Path(path).expanduser().absolute()
     if target.is_dir():
         raise PolyembedError(f"{option} {target}: is a folder; give a file name")
     if target.name in ("", ".", ".."):
         raise PolyembedError(f"{option} {target}: not a file name")
+    check_not_an_input(target, inputs, option)
     _check_can_create_in(_existing_ancestor(target.parent), option, target)
     return target
+
+
+def check_not_an_input(target: str | Path, inputs: Iterable[str | Path | None], option: str) -> None:
+    """Refuse an output that is one of the command's inputs, through any path, symbolic or hard link: the
+    output would replace the input the user still has only there. `None` and '-' (stdin) are skipped."""
+    target = Path(target).expanduser()
+    for source in inputs:
+        if source is None or str(source) == "-":
+            continue
+        try:
+            same = os.path.samefile(target, Path(source).expanduser())
+        except OSError:  # one of them does not exist (yet): they cannot be the same file
+            same = False
+        if same:
+            raise PolyembedError(f"{option} {target}: is also the input {source}; write the output elsewhere")
 
 
 def make_dirs(path: Path) -> list[Path]:
@@ -174,10 +196,12 @@ def _read_manifest(out_dir: Path) -> list[str]:
     return [name for name in names if isinstance(name, str)]
 
 
-def _publish(staging: Path, out_dir: Path) -> list[str]:
+def _publish(staging: Path, out_dir: Path, produced_by: dict[str, Any] | None = None) -> list[str]:
     """Move every file of `staging` to the same place in `out_dir` (each rename atomic), then remove the
-    files the previous manifest lists that this report did not write, then write the new manifest."""
+    files the previous manifest lists that this report did not write, then write the new manifest (with
+    `produced_by`: also what made the files and each file's checksum, for readers to verify)."""
     written = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
+    checksums = {name: file_digest(staging / name) for name in written} if produced_by is not None else None
     for name in written:  # check every target before the first move: no half-published report
         for blocker in (out_dir / name, *(out_dir / name).parents):
             if blocker == out_dir:
@@ -195,19 +219,24 @@ def _publish(staging: Path, out_dir: Path) -> list[str]:
             with contextlib.suppress(OSError):  # a plots/ folder the old report alone used
                 if stale.parent != out_dir.resolve():
                     stale.parent.rmdir()
+    manifest: dict[str, Any] = {"files": written}
+    if produced_by is not None:
+        manifest.update({"produced_by": produced_by, "checksums": checksums, "algorithm": ALGORITHM})
     with atomic_write(out_dir / MANIFEST_FILE) as handle:
-        handle.write(json.dumps({"files": written}, indent=1) + "\n")
+        handle.write(json.dumps(manifest, indent=1) + "\n")
     return written
 
 
 @contextlib.contextmanager
-def publishing(out_dir: str | Path, option: str = "--out") -> Iterator[Path]:
+def publishing(out_dir: str | Path, option: str = "--out", produced_by: dict[str, Any] | None = None
+               ) -> Iterator[Path]:
     """Yield a staging folder; when the block succeeds, its files are published into `out_dir`.
 
     Only files this report writes, and files an earlier polyembed report wrote (its manifest), are
     replaced or removed; other files in `out_dir` stay. When the block fails, the staging folder and any
     folder created for it are removed: nothing is left behind. Staging folders of interrupted runs are
-    cleaned up first.
+    cleaned up first. `produced_by` (the model and options): the manifest also records it and a checksum of
+    every file, which `verify_published` checks.
     """
     out = check_output_dir(out_dir, option)
     created = make_dirs(out)
@@ -215,9 +244,24 @@ def publishing(out_dir: str | Path, option: str = "--out") -> Iterator[Path]:
     staging = make_temp_dir(out, f"{STAGING_PREFIX}{os.getpid()}-")
     try:
         yield staging
-        _publish(staging, out)
+        _publish(staging, out, produced_by)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         remove_created_dirs(created)
         raise
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def verify_published(out_dir: str | Path, names: Iterable[str]) -> None:
+    """Check `names` in a folder `publishing(..., produced_by=...)` wrote against the checksums of its
+    manifest; a changed or missing file is an error naming it. A folder without checksums (written before
+    them) passes: there is nothing to compare with."""
+    out_dir = Path(out_dir)
+    manifest = read_record(out_dir / MANIFEST_FILE) or {}
+    checksums = manifest.get("checksums")
+    if not isinstance(checksums, dict):
+        return
+    bad = mismatched_files(out_dir, {name: checksums[name] for name in names if name in checksums})
+    if bad:
+        raise PolyembedError(f"{out_dir / bad[0]}: checksum mismatch (the file changed after polyembed wrote it, "
+                             f"or is missing); write {out_dir} again")

@@ -4,11 +4,17 @@ Why: `polyembed encode FILE -o X.npy` holds every sentence and vector in memory,
 lines. Here the input (a file, or stdin) is read one shard at a time; each shard is encoded and written
 atomically as `shard-00000.npy` (float16 or float32 rows) beside `shard-00000.offsets.npy` (the byte offset of
 each row's line in the input, so a row leads back to its text) and, when languages are known,
-`shard-00000.languages.txt`. A finished shard is never encoded again: after a kill, the same command skips the
-shards already on disk. `manifest.json` (written last) records the model, dtype, dimension, shard size, line
-count and shard list. With `workers > 1`, shard i goes to worker i mod workers, each a process of its own with
-its share of the CPU threads: local processes, or Ray tasks (`backend="ray"`, `ray_address` of a running
-cluster for more than one machine; the input and the output folder must then be on a filesystem every node sees).
+`shard-00000.languages.txt`, then `shard-00000.check.json` (written last: its presence means done), which
+records what the shard was made of: the byte range of its lines in the input, a BLAKE2b hash of those lines
+(hashed while they are read, no second pass) and a checksum of each file as it was written. After a kill the
+same command skips a shard only when its record matches the current input and options and its files still
+have the bytes written; a shard of other text, a truncated or overwritten file is encoded again (and logged).
+`manifest.json` (written last, removed while a run writes) records the model, options, dimension, line
+count, the input (path, size, mtime, content hash) and every shard's record; `iter_shards` checks the
+checksums before handing rows out. One run at a time writes a folder (`polyembed.integrity.FolderLock`).
+With `workers > 1`, shard i goes to worker i mod workers, each a process of its own with its share of the CPU
+threads: local processes, or Ray tasks (`backend="ray"`, `ray_address` of a running cluster for more than one
+machine; the input and the output folder must then be on a filesystem every node sees).
 
 Languages per line: one for all (`language`), a TSV column (`language_column`, with the text in
 `text_column`), or the language identifier when the model routes by language. Lines are grouped by language
@@ -18,7 +24,9 @@ within a shard, so a routed model gets one call per language.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -28,10 +36,24 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 
 from polyembed.errors import DataError, PolyembedError
-from polyembed.outputs import atomic_write, check_output_dir
+from polyembed.integrity import (
+    ALGORITHM,
+    FolderLock,
+    HashingWriter,
+    mismatched_files,
+    new_hash,
+    read_record,
+    source_identity,
+)
+from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
+
+logger = logging.getLogger(__name__)
 
 MANIFEST_FILE = "manifest.json"
 DTYPES = {"float16": np.float16, "float32": np.float32}
+RECORD_SUFFIX = ".check.json"
+SHARD_FILE = re.compile(r"shard-(\d{5,})(\.npy|\.offsets\.npy|\.languages\.txt|\.check\.json)")
+"""The files a shard folder run writes: the only ones it replaces or removes."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,9 @@ class StreamOptions:
             raise PolyembedError("--language and --language-column: give one of them")
         if (self.language_column is None) != (self.text_column is None):
             raise PolyembedError("--language-column and --text-column go together (a TSV with both columns)")
+        if self.language_column is not None and self.language_column == self.text_column:
+            raise PolyembedError(f"--language-column and --text-column: the columns must differ (both are "
+                                 f"{self.language_column})")
 
 
 @dataclass
@@ -82,15 +107,23 @@ def shard_name(index: int) -> str:
     return f"shard-{index:05d}"
 
 
-def _shard_complete(folder: Path, index: int) -> bool:
-    """A shard counts as done when its rows and offsets exist and agree (both are written atomically)."""
-    rows, offsets = folder / f"{shard_name(index)}.npy", folder / f"{shard_name(index)}.offsets.npy"
-    if not rows.is_file() or not offsets.is_file():
-        return False
-    try:
-        return np.load(rows, mmap_mode="r").shape[0] == np.load(offsets, mmap_mode="r").shape[0]
-    except (OSError, ValueError):
-        return False
+def _shard_status(folder: Path, index: int, expected: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """(None, its record) when shard `index` on disk was made of exactly the lines and options in `expected`
+    and its files still hold the bytes written; otherwise (why it must be encoded again, {})."""
+    name = shard_name(index)
+    record = read_record(folder / f"{name}{RECORD_SUFFIX}")
+    if record is None:
+        return ("unfinished" if (folder / f"{name}.npy").exists() else "missing"), {}
+    for key in ("settings", "first_offset", "end_offset", "rows", "lines_blake2b"):
+        if record.get(key) != expected[key]:
+            return ("written with other options" if key == "settings" else "written from other lines of the input"), {}
+    files = record.get("files")
+    if not isinstance(files, dict) or f"{name}.npy" not in files:
+        return "unfinished", {}
+    bad = mismatched_files(folder, files)
+    if bad:
+        return f"{', '.join(bad)} changed after it was written (checksum mismatch)", {}
+    return None, record
 
 
 def _open_input(source: str | Path) -> tuple[BinaryIO, str]:
@@ -105,9 +138,11 @@ def _open_input(source: str | Path) -> tuple[BinaryIO, str]:
 
 
 def _read_shards(
-    handle: BinaryIO, name: str, options: StreamOptions
-) -> Iterator[tuple[int, list[int], list[str], list[str | None]]]:
-    """(shard index, byte offsets, texts, languages) per shard, reading one shard of lines at a time."""
+    handle: BinaryIO, name: str, options: StreamOptions, whole: Any
+) -> Iterator[tuple[int, list[int], list[str], list[str | None], dict[str, Any]]]:
+    """(shard index, byte offsets, texts, languages, what the shard is made of) per shard, reading one shard
+    of lines at a time. The raw bytes of each shard's lines are hashed as they are read, and the whole input
+    into `whole`: the proof of what a shard belongs to costs no second pass."""
     from polyembed.languages import is_known_language, normalize_language
 
     offset, index = 0, 0
@@ -115,8 +150,11 @@ def _read_shards(
     offsets: list[int] = []
     texts: list[str] = []
     languages: list[str | None] = []
+    hasher = new_hash()
     for number, raw in enumerate(handle, start=1):
         start, offset = offset, offset + len(raw)
+        hasher.update(raw)
+        whole.update(raw)
         try:
             line = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as err:
@@ -141,10 +179,14 @@ def _read_shards(
         texts.append(line)
         languages.append(language)
         if len(texts) == options.shard_size:
-            yield index, offsets, texts, languages
-            index, offsets, texts, languages = index + 1, [], [], []
+            yield index, offsets, texts, languages, _made_of(offsets, offset, hasher)
+            index, offsets, texts, languages, hasher = index + 1, [], [], [], new_hash()
     if texts:
-        yield index, offsets, texts, languages
+        yield index, offsets, texts, languages, _made_of(offsets, offset, hasher)
+
+
+def _made_of(offsets: list[int], end: int, hasher: Any) -> dict[str, Any]:
+    return {"first_offset": offsets[0], "end_offset": end, "rows": len(offsets), "lines_blake2b": hasher.hexdigest()}
 
 
 def _encode_shard(model: Any, texts: list[str], languages: list[str | None], options: StreamOptions) -> np.ndarray:
@@ -172,16 +214,29 @@ def _encode_shard(model: Any, texts: list[str], languages: list[str | None], opt
 
 
 def _write_shard(folder: Path, index: int, offsets: list[int], vectors: np.ndarray,
-                 languages: list[str | None]) -> None:
+                 languages: list[str | None], record: dict[str, Any]) -> dict[str, Any]:
+    """Write one shard's files atomically, each hashed as it is written, then its record (last: the record's
+    presence and checksums mean done). Returns the record."""
     name = shard_name(index)
-    folder.mkdir(parents=True, exist_ok=True)  # on the first shard: input that fails at once leaves nothing
+    (folder / f"{name}{RECORD_SUFFIX}").unlink(missing_ok=True)  # a kill below leaves the shard unfinished
+    files: dict[str, str] = {}
     if any(code is not None for code in languages):
-        with atomic_write(folder / f"{name}.languages.txt") as handle:
-            handle.write("".join(f"{code or ''}\n" for code in languages))
-    with atomic_write(folder / f"{name}.offsets.npy", "wb", encoding=None) as handle:
-        np.save(handle, np.asarray(offsets, dtype=np.int64))
-    with atomic_write(folder / f"{name}.npy", "wb", encoding=None) as handle:  # last: its presence means done
-        np.save(handle, vectors)
+        data = "".join(f"{code or ''}\n" for code in languages).encode("utf-8")
+        with atomic_write(folder / f"{name}.languages.txt", "wb", encoding=None) as handle:
+            writer = HashingWriter(handle)
+            writer.write(data)
+        files[f"{name}.languages.txt"] = writer.hexdigest()
+    else:  # an earlier run's languages would no longer belong to these rows
+        (folder / f"{name}.languages.txt").unlink(missing_ok=True)
+    for suffix, array in ((".offsets.npy", np.asarray(offsets, dtype=np.int64)), (".npy", vectors)):
+        with atomic_write(folder / f"{name}{suffix}", "wb", encoding=None) as handle:
+            writer = HashingWriter(handle)
+            np.save(writer, array)
+        files[f"{name}{suffix}"] = writer.hexdigest()
+    record = {**record, "files": files}
+    with atomic_write(folder / f"{name}{RECORD_SUFFIX}") as handle:
+        handle.write(json.dumps(record, indent=1))
+    return record
 
 
 def _check_manifest(folder: Path, expected: dict[str, Any]) -> None:
@@ -201,41 +256,60 @@ def _check_manifest(folder: Path, expected: dict[str, Any]) -> None:
             )
 
 
-def _worker_run(model_name: str, source: str, folder: str, options: StreamOptions, worker: int,
-                threads: int) -> tuple[int, int]:
+def _worker_run(model_name: str, source: str, folder: str, options: StreamOptions, settings: dict[str, Any],
+                worker: int, threads: int) -> tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]:
     """One worker process: its own model, every shard i with i % workers == worker."""
     import torch
 
     from polyembed.models.loading import load_model
 
     torch.set_num_threads(threads)
-    return _run_shards(load_model(model_name), source, Path(folder), options, worker, show_progress=False)[1:]
+    return _run_shards(load_model(model_name), source, Path(folder), options, settings, worker, show_progress=False)
 
 
-def _run_shards(model: Any, source: str | Path, folder: Path, options: StreamOptions, worker: int | None,
-                show_progress: bool) -> tuple[int, int, int]:
-    """(lines read, shards encoded, shards skipped) for this process's share of the shards."""
+def _run_shards(model: Any, source: str | Path, folder: Path, options: StreamOptions, settings: dict[str, Any],
+                worker: int | None, show_progress: bool
+                ) -> tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]:
+    """(lines read, shards encoded, shards skipped, the record of each of this process's shards, the input's
+    identity) for this process's share of the shards. The input is read once; a shard on disk is kept only
+    when `_shard_status` finds it made of the same lines and options, intact."""
     from tqdm import tqdm
 
     handle, name = _open_input(source)
+    identity = source_identity(source) if name != "<stdin>" else {"path": name}
+    whole = new_hash()
     lines = encoded = skipped = 0
+    records: dict[int, dict[str, Any]] = {}
     try:
         progress = tqdm(desc="encode", unit=" lines", disable=not show_progress)
-        for index, offsets, texts, languages in _read_shards(handle, name, options):
+        for index, offsets, texts, languages, made_of in _read_shards(handle, name, options, whole):
             lines += len(texts)
-            mine = worker is None or index % options.workers == worker
-            if mine and _shard_complete(folder, index):
-                skipped += 1
-            elif mine:
-                vectors = _encode_shard(model, texts, languages, options)
-                _write_shard(folder, index, offsets, vectors, languages)
-                encoded += 1
+            if worker is None or index % options.workers == worker:
+                expected = {"settings": settings, **made_of}
+                reason, record = _shard_status(folder, index, expected)
+                if reason is None:
+                    records[index] = record
+                    skipped += 1
+                else:
+                    if reason != "missing":
+                        logger.warning("%s/%s: %s; encoding it again", folder, shard_name(index), reason)
+                    vectors = _encode_shard(model, texts, languages, options)
+                    records[index] = _write_shard(folder, index, offsets, vectors, languages, expected)
+                    encoded += 1
             progress.update(len(texts))
         progress.close()
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
-    return lines, encoded, skipped
+    if name != "<stdin>" and source_identity(source) != identity:
+        raise PolyembedError(f"{name}: changed while it was being encoded; run the command again")
+    return lines, encoded, skipped, records, {**identity, "size": identity.get("size", _covered_size(records)),
+                                              ALGORITHM: whole.hexdigest()}
+
+
+def _covered_size(records: dict[int, dict[str, Any]]) -> int:
+    """Bytes of input the shards cover (the size of stdin, which has no file to stat)."""
+    return max((record["end_offset"] for record in records.values()), default=0)
 
 
 def encode_to_shards(
@@ -259,30 +333,72 @@ def encode_to_shards(
     if options.workers > 1 and not isinstance(model, str):
         raise PolyembedError("--workers > 1 loads the model in each worker: pass its name or folder")
     folder = check_output_dir(output_dir, "--output")
+    if str(source) != "-":
+        _open_input(source)[0].close()  # a missing input is refused before anything is created
     model_name = model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
     identity = {"model": str(model_name), "dtype": options.dtype, "shard_size": options.shard_size,
                 "normalize": options.normalize}
+    settings = {**identity, "language": options.language, "language_column": options.language_column,
+                "text_column": options.text_column}
     _check_manifest(folder, identity)
-    if options.workers == 1:
-        encoder = load_model(model) if isinstance(model, str) else model
-        lines, encoded, skipped = _run_shards(encoder, source, folder, options, None, show_progress)
-    else:
-        counts = _run_workers(str(model), str(source), folder, options)
-        encoded, skipped = sum(c[0] for c in counts), sum(c[1] for c in counts)
-        lines = _count_lines(source)
-    shards = [shard_name(i) for i in range(_shard_count(lines, options.shard_size))]
-    missing = [name for i, name in enumerate(shards) if not _shard_complete(folder, i)]
-    if missing:  # pragma: no cover - a worker died without raising
-        raise PolyembedError(f"{folder}: shards {', '.join(missing[:5])} were not written")
-    dimension = int(np.load(folder / f"{shards[0]}.npy", mmap_mode="r").shape[1]) if shards else 0
-    with atomic_write(folder / MANIFEST_FILE) as handle:
-        handle.write(json.dumps({**identity, "source": str(source), "lines": lines, "dimension": dimension,
-                                 "shards": shards}, indent=2))
+    created = make_dirs(folder)
+    lock = FolderLock(folder, "--output")
+    try:
+        lock.acquire()
+    except BaseException:
+        remove_created_dirs(created)
+        raise
+    try:
+        (folder / MANIFEST_FILE).unlink(missing_ok=True)  # until this run ends, the folder is unfinished
+        if options.workers == 1:
+            encoder = load_model(model) if isinstance(model, str) else model
+            lines, encoded, skipped, records, source_info = _run_shards(encoder, source, folder, options, settings,
+                                                                        None, show_progress)
+        else:
+            lines, encoded, skipped, records, source_info = _merge(
+                _run_workers(str(model), str(source), folder, options, settings), source)
+        if lines == 0:
+            raise DataError("<stdin>" if str(source) == "-" else source, None, "no lines to encode (the input is "
+                            "empty)")
+        shards = [shard_name(i) for i in range(_shard_count(lines, options.shard_size))]
+        missing = [name for i, name in enumerate(shards) if i not in records]
+        if missing:  # pragma: no cover - a worker died without raising
+            raise PolyembedError(f"{folder}: shards {', '.join(missing[:5])} were not written")
+        _remove_stale_shards(folder, len(shards))
+        dimension = int(np.load(folder / f"{shards[0]}.npy", mmap_mode="r").shape[1])
+        with atomic_write(folder / MANIFEST_FILE) as handle:
+            handle.write(json.dumps({**settings, "source": str(source), "input": source_info, "lines": lines,
+                                     "dimension": dimension, "shards": shards,
+                                     "checksums": {shards[i]: records[i] for i in range(len(shards))}}, indent=2))
+    except BaseException:
+        lock.release()
+        remove_created_dirs(created)  # only when still empty: finished shards stay for the next run
+        raise
+    lock.release()
     return StreamResult(folder, lines, shards, encoded, skipped)
 
 
-def _run_workers(model: str, source: str, folder: Path, options: StreamOptions) -> list[tuple[int, int]]:
-    """(encoded, skipped) per worker: `options.workers` local processes or Ray tasks, shard i on worker i mod n."""
+def _merge(counts: list[tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]], source: str | Path
+           ) -> tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]:
+    """One result from the workers' (each read the whole input: they must agree on it)."""
+    if len({(c[0], c[4][ALGORITHM]) for c in counts}) > 1:
+        raise PolyembedError(f"{source}: changed while it was being encoded; run the command again")
+    records = {index: record for c in counts for index, record in c[3].items()}
+    return counts[0][0], sum(c[1] for c in counts), sum(c[2] for c in counts), records, counts[0][4]
+
+
+def _remove_stale_shards(folder: Path, count: int) -> None:
+    """Shards of an earlier, longer input: the run's own file names only, never anything else."""
+    for path in folder.iterdir():
+        match = SHARD_FILE.fullmatch(path.name)
+        if match and int(match.group(1)) >= count:
+            logger.info("%s: removed (the input now has %d shards)", path, count)
+            path.unlink(missing_ok=True)
+
+
+def _run_workers(model: str, source: str, folder: Path, options: StreamOptions, settings: dict[str, Any]
+                 ) -> list[tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]]:
+    """`_run_shards` results per worker: `options.workers` local processes or Ray tasks, shard i on worker i mod n."""
     if options.backend == "ray":
         import ray
 
@@ -292,14 +408,14 @@ def _run_workers(model: str, source: str, folder: Path, options: StreamOptions) 
         cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)) / options.workers)
         task = ray.remote(num_cpus=min(cpus, 1.0))(_worker_run)
         threads = max(1, int(cpus))
-        return ray.get([task.remote(model, source, str(folder), options, worker, threads)
+        return ray.get([task.remote(model, source, str(folder), options, settings, worker, threads)
                         for worker in range(options.workers)])
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     threads = max(1, (os.cpu_count() or 1) // options.workers)
     with ProcessPoolExecutor(options.workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_worker_run, model, source, str(folder), options, worker, threads)
+        futures = [pool.submit(_worker_run, model, source, str(folder), options, settings, worker, threads)
                    for worker in range(options.workers)]
         return [future.result() for future in futures]
 
@@ -308,23 +424,43 @@ def _shard_count(lines: int, shard_size: int) -> int:
     return (lines + shard_size - 1) // shard_size
 
 
-def _count_lines(source: str | Path) -> int:
-    with Path(source).open("rb") as handle:
-        return sum(1 for _ in handle)
-
-
 def load_shards(folder: str | Path) -> np.ndarray:
     """Every row of a finished shard folder as one memory-mapped-then-stacked float32 matrix (for small corpora
     and tests; large ones are read shard by shard with `iter_shards`)."""
     return np.concatenate([rows.astype(np.float32) for rows in iter_shards(folder)])
 
 
-def iter_shards(folder: str | Path) -> Iterator[np.ndarray]:
-    """The rows of each shard in order, memory-mapped, after checking the manifest."""
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    """The manifest of a finished shard folder; a clear error for an unfinished or foreign one."""
     folder = Path(folder)
     path = folder / MANIFEST_FILE
     if not path.is_file():
         raise PolyembedError(f"{folder}: no {MANIFEST_FILE} (not a finished `polyembed encode --shard-size` folder)")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_record(path)
+    if manifest is None or not isinstance(manifest.get("shards"), list):
+        raise DataError(path, None, "not a polyembed shard manifest (run the encode command again)")
+    return manifest
+
+
+def iter_shards(folder: str | Path, verify: bool = True) -> Iterator[np.ndarray]:
+    """The rows of each shard in order, memory-mapped, after checking the manifest and (`verify`) that every
+    shard file still has the checksum it was written with: a changed file is an error naming it, never
+    wrong rows."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    checksums = manifest.get("checksums") or {}
     for name in manifest["shards"]:
-        yield np.load(folder / f"{name}.npy", mmap_mode="r")
+        path = folder / f"{name}.npy"
+        record = checksums.get(name)
+        bad = mismatched_files(folder, record.get("files", {})) if verify and isinstance(record, dict) else []
+        if bad:
+            raise DataError(folder / bad[0], None, "checksum mismatch: the file changed after `polyembed encode` "
+                            "wrote it (run the same encode command again to repair it)")
+        try:
+            rows = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as err:
+            raise DataError(path, None, f"not a readable shard ({err or 'empty file'}); run the same encode "
+                            "command again to repair it") from None
+        if isinstance(record, dict) and (rows.ndim != 2 or rows.shape[0] != record.get("rows")):
+            raise DataError(path, None, f"{rows.shape} rows where the manifest says {record.get('rows')}")
+        yield rows

@@ -129,3 +129,113 @@ def test_shard_folders_are_embeddings_too(tmp_path, hashing_encoder) -> None:
     direct = mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "q.tsv")
     assert len(hashing_encoder.calls) == calls + 2 and result.pairs == direct.pairs == 3
     assert (tmp_path / "p.tsv").read_text() == (tmp_path / "q.tsv").read_text()
+
+
+# ---- integrity (issue 32): inputs that would give NaN scores, a corrupt store, shards of other text
+
+
+def test_unscorable_rows_and_thresholds_are_refused_by_file_and_row(tmp_path) -> None:
+    _pool(tmp_path, n=50)
+    source = np.load(tmp_path / "src.npy")
+    source[17] = np.nan
+    np.save(tmp_path / "nan.npy", source)
+    source[17] = 0.0
+    np.save(tmp_path / "zero.npy", source)
+    for name, problem in (("nan.npy", "NaN or infinite values"), ("zero.npy", "all zeros")):
+        with pytest.raises(PolyembedError, match=rf"{name}: row 18 has {problem}"):
+            mine_files("x", tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "o.tsv",
+                       source_embeddings=tmp_path / name, target_embeddings=tmp_path / "tgt.npy")
+    for threshold in (float("nan"), float("inf")):
+        with pytest.raises(PolyembedError, match="--threshold .*: expected a finite number"):
+            _mine(tmp_path, threshold=threshold)
+    assert not (tmp_path / "o.tsv").exists() and not (tmp_path / "out.tsv").exists()
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path) -> None:
+    _pool(tmp_path, n=20)
+    before = (tmp_path / "tgt.txt").read_bytes()
+    (tmp_path / "link.txt").symlink_to(tmp_path / "tgt.txt")
+    for output in ("tgt.txt", "link.txt", "src.npy"):
+        with pytest.raises(PolyembedError, match="is also the input"):
+            mine_files("x", tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / output,
+                       source_embeddings=tmp_path / "src.npy", target_embeddings=tmp_path / "tgt.npy")
+    assert (tmp_path / "tgt.txt").read_bytes() == before
+
+
+def test_a_corrupt_cache_row_is_recomputed_not_mined(tmp_path, monkeypatch, hashing_encoder, caplog) -> None:
+    """Row 9: vector blobs overwritten in place in the store; `mine --cache` recomputes them (and logs it)."""
+    import sqlite3
+
+    from polyembed.models.embedding_cache import STORE_FILE, EmbeddingStore
+
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    texts = [f"sentence {i} about the {word}" for i, word in enumerate(["sea", "house", "dog", "tree"] * 10)]
+    (tmp_path / "a.txt").write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("".join(f"{t}!\n" for t in reversed(texts)), encoding="utf-8")
+    mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "1.tsv", cache=True)
+    store_file = EmbeddingStore(hashing_encoder).file
+    sqlite3.connect(store_file).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    data = bytearray(store_file.read_bytes())
+    for text in texts:  # every source vector, overwritten in place (SQLite's integrity check still passes)
+        blob = hashing_encoder.encode([text])[0].astype(np.float32).tobytes()  # stored as encoded
+        at = data.find(blob)
+        assert at >= 0
+        data[at : at + len(blob)] = np.ones(len(blob) // 4, dtype=np.float32).tobytes()
+    store_file.write_bytes(bytes(data))
+    assert sqlite3.connect(store_file).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    calls = len(hashing_encoder.calls)
+    mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "2.tsv", cache=True)
+    assert len(hashing_encoder.calls) == calls + 1  # the corrupt side, once
+    assert f"{store_file}: 40 stored embeddings failed their checksum" in caplog.text
+    assert (tmp_path / "1.tsv").read_text() == (tmp_path / "2.tsv").read_text()
+    assert store_file.name == STORE_FILE and store_file.parent.parent == tmp_path / "cache" / "embeddings"
+
+
+def test_an_unreadable_cache_is_a_clean_error(tmp_path, monkeypatch, hashing_encoder) -> None:
+    """Row 10: a store of random bytes: exit 2 with the store's path and how to rebuild it, no traceback."""
+    from polyembed.models.embedding_cache import EmbeddingStore
+
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "a.txt").write_text("a red house\nthe blue sea\n", encoding="utf-8")
+    store_file = EmbeddingStore(hashing_encoder).file
+    store_file.parent.mkdir(parents=True)
+    store_file.write_bytes(np.random.default_rng(0).bytes(8192))
+    with pytest.raises(PolyembedError, match=rf"{store_file}: not a readable embedding store .*rebuild it"):
+        mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "a.txt", tmp_path / "p.tsv", cache=True)
+    assert not (tmp_path / "p.tsv").exists()
+
+
+def test_a_shard_folder_of_other_text_is_refused(tmp_path, hashing_encoder) -> None:
+    """Same line count, other lines: the shard manifest's content hash tells them apart."""
+    from polyembed.streaming import StreamOptions, encode_to_shards
+
+    (tmp_path / "a.txt").write_text("a red house\nthe blue sea\nsmall dog\n", encoding="utf-8")
+    (tmp_path / "other.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    encode_to_shards(hashing_encoder, tmp_path / "other.txt", tmp_path / "shards",
+                     StreamOptions(shard_size=2, dtype="float32"), show_progress=False)
+    with pytest.raises(PolyembedError, match=r"shards: encoded from other text than .*a.txt"):
+        mine_files(hashing_encoder, tmp_path / "a.txt", tmp_path / "a.txt", tmp_path / "p.tsv",
+                   source_embeddings=tmp_path / "shards")
+
+
+def test_the_mine_command_on_an_unreadable_cache_exits_2_naming_the_store(tmp_path, monkeypatch) -> None:
+    """Row 10 end to end: one `error:` line with the store's path and how to rebuild it, no traceback."""
+    from typer.testing import CliRunner
+
+    from polyembed.cli import app
+    from polyembed.models.embedding_cache import EmbeddingStore
+    from polyembed.models.loading import load_model
+    from tests.helpers import tiny_sentence_transformer
+
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    model = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
+    store_file = EmbeddingStore(load_model(model)).file
+    store_file.parent.mkdir(parents=True)
+    store_file.write_bytes(np.random.default_rng(1).bytes(4096))
+    (tmp_path / "a.txt").write_text("the cat sees the house\na dog likes the sea\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["mine", str(tmp_path / "a.txt"), str(tmp_path / "a.txt"), "-o",
+                                      str(tmp_path / "p.tsv"), "-m", model, "--cache"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"{store_file}: not a readable embedding store" in errors[0]
+    assert "rebuild it" in errors[0] and "Traceback" not in result.output and not (tmp_path / "p.tsv").exists()

@@ -143,3 +143,102 @@ def test_fingerprint_follows_name_and_weight_files(tmp_path: Path) -> None:
     assert len(before) == 16 and before != encoder_fingerprint(HashingEncoder(name="folder-model"))
     weights.write_bytes(b"\0" * 20)  # retrained: the weights change size
     assert encoder_fingerprint(encoder) != before
+
+
+# ---- integrity (issue 32): a checksum per row, a readable file, the right encoder
+
+
+def _filled(directory: Path, encoder, n: int = 60) -> tuple[list[str], np.ndarray]:
+    sentences = [f"sentence number {i} of the store" for i in range(n)]
+    store = EmbeddingStore(encoder, directory)
+    vectors = store.embed(sentences, show_progress_bar=False)
+    store.close()
+    return sentences, vectors
+
+
+def _overwrite_blobs_in_place(path: Path, vectors: np.ndarray) -> None:
+    """Bytes of each vector replaced in the file itself, as bit rot or a stray write would: SQLite's own
+    integrity check still passes (it does not read blob contents)."""
+    import sqlite3
+
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    data = bytearray(path.read_bytes())
+    for vector in vectors:
+        blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+        at = data.find(blob)
+        assert at >= 0
+        data[at : at + len(blob)] = np.full(len(vector), 0.5, dtype=np.float32).tobytes()
+    path.write_bytes(bytes(data))
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_blobs_overwritten_in_place_are_recomputed_and_logged(tmp_path: Path, counting: CountingEncoder,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    directory = tmp_path / "store"
+    sentences, vectors = _filled(directory, counting.inner)
+    _overwrite_blobs_in_place(directory / STORE_FILE, vectors[:40])
+    store = EmbeddingStore(counting, directory)
+    again = store.embed(sentences, show_progress_bar=False)
+    np.testing.assert_array_equal(again, vectors)  # never the corrupted bytes
+    assert counting.seen == sentences[:40] and store.encoded == 40
+    assert "40 stored embeddings failed their checksum" in caplog.text and str(directory / STORE_FILE) in caplog.text
+    store.close()
+    caplog.clear()
+    repaired = EmbeddingStore(CountingEncoder(counting.inner), directory)  # the rows were replaced
+    np.testing.assert_array_equal(repaired.embed(sentences, show_progress_bar=False), vectors)
+    assert repaired.encoded == 0 and "checksum" not in caplog.text
+
+
+def test_a_store_from_before_checksums_is_re_encoded_once(tmp_path: Path, counting: CountingEncoder) -> None:
+    import sqlite3
+
+    directory = tmp_path / "store"
+    directory.mkdir()
+    old = sqlite3.connect(directory / STORE_FILE)
+    old.execute("CREATE TABLE embeddings (language TEXT NOT NULL, sentence TEXT NOT NULL, vector BLOB NOT NULL, "
+                "PRIMARY KEY (language, sentence))")
+    old.execute("INSERT INTO embeddings VALUES ('', 'a', ?)", [np.zeros(256, dtype=np.float32).tobytes()])
+    old.commit()
+    old.close()
+    store = EmbeddingStore(counting, directory)
+    np.testing.assert_array_equal(store.embed(["a"], show_progress_bar=False)[0], counting.inner.encode(["a"])[0])
+    assert counting.seen == ["a"]
+    store.embed(["a"], show_progress_bar=False)
+    assert counting.seen == ["a"] and len(store) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random bytes"])
+def test_an_unreadable_store_names_itself_and_how_to_rebuild(tmp_path: Path, counting: CountingEncoder,
+                                                            damage: str) -> None:
+    from polyembed.errors import PolyembedError
+
+    directory = tmp_path / "store"
+    sentences, _ = _filled(directory, counting.inner, n=300)
+    import sqlite3
+
+    sqlite3.connect(directory / STORE_FILE).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    path = directory / STORE_FILE
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+    else:
+        path.write_bytes(np.random.default_rng(0).bytes(path.stat().st_size))
+    store = EmbeddingStore(counting, directory)
+    with pytest.raises(PolyembedError, match=rf"{path}: not a readable embedding store .*delete the folder "
+                                             rf"{directory} and run again to rebuild it"):
+        store.embed(sentences, show_progress_bar=False)
+    store.close()
+
+
+def test_a_zero_byte_store_is_rebuilt(tmp_path: Path, counting: CountingEncoder) -> None:
+    directory = tmp_path / "store"
+    directory.mkdir()
+    (directory / STORE_FILE).write_bytes(b"")
+    assert EmbeddingStore(counting, directory).embed(["x"], show_progress_bar=False).shape == (1, 256)
+
+
+def test_a_store_of_another_encoder_is_refused(tmp_path: Path) -> None:
+    from polyembed.errors import PolyembedError
+
+    _filled(tmp_path / "store", HashingEncoder(name="model-a"), n=3)
+    with pytest.raises(PolyembedError, match="holds the embeddings of encoder 'model-a'.*not of 'model-b'"):
+        len(EmbeddingStore(HashingEncoder(name="model-b"), tmp_path / "store"))

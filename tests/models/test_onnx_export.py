@@ -55,3 +55,85 @@ def test_a_broken_export_is_a_clear_error(exported, tmp_path) -> None:
         OnnxEncoder(tmp_path)
     with pytest.raises(PolyembedError, match="missing"):
         OnnxEncoder(folder, "model.fp16.onnx")
+
+
+# ---- integrity (issue 32): only the export's own files, no leftovers, checked on load
+
+
+def test_overwrite_replaces_only_the_exports_own_files(exported, tmp_path) -> None:
+    """Row 8: `export --overwrite` into an export with the user's notes: the notes stay, the export is new,
+    and a killed export's staging folder (row 14) is removed."""
+    import json
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from polyembed.cli import app
+    from polyembed.outputs import MANIFEST_FILE, STAGING_PREFIX
+
+    source, _ = exported
+    out = tmp_path / "export"
+    first = CliRunner().invoke(app, ["export", "-m", str(source), "-o", str(out), "--no-optimize"])
+    assert first.exit_code == 0, first.output
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    assert manifest["produced_by"] == {"model": str(source), "quantize": True, "optimize": False}
+    assert {FP32_FILE, INT8_FILE, CONFIG_FILE} <= set(manifest["checksums"]) == set(manifest["files"])
+    (out / "mynotes.txt").write_text("keep me")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = out / f"{STAGING_PREFIX}{dead.pid}-k1ll3d"  # what `kill -9` during an export leaves
+    stale.mkdir()
+    (stale / FP32_FILE).write_bytes(b"\0" * 1_000_000)
+    again = CliRunner().invoke(app, ["export", "-m", str(source), "-o", str(out), "--no-quantize", "--overwrite"])
+    assert again.exit_code == 0, again.output
+    assert (out / "mynotes.txt").read_text() == "keep me"
+    assert not stale.exists() and not list(out.glob(f"{STAGING_PREFIX}*"))
+    assert not (out / INT8_FILE).exists()  # the earlier export's file this one does not write
+    assert np.allclose(polyembed.encode(polyembed.load_model(str(out)), TRAINING_TEXTS),
+                       polyembed.encode(str(source), TRAINING_TEXTS), atol=1e-5)
+
+
+def test_a_killed_first_export_does_not_block_the_next(exported, tmp_path) -> None:
+    """Row 14: only a dead run's staging folder in --output: it is removed, not taken for a user's file."""
+    import subprocess
+    import sys
+
+    from polyembed.outputs import STAGING_PREFIX
+
+    source, _ = exported
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / "export" / f"{STAGING_PREFIX}{dead.pid}-abc"
+    stale.mkdir(parents=True)
+    (stale / "tokenizer.json").write_text("{}")
+    export_onnx(str(source), tmp_path / "export", quantize=False, optimize=False)
+    assert not stale.exists() and (tmp_path / "export" / FP32_FILE).is_file()
+
+
+def test_an_export_of_an_export_is_refused(exported) -> None:
+    """Row 13: a clear error, not an AttributeError from deep inside the exporter."""
+    _, folder = exported
+    with pytest.raises(PolyembedError, match="already an ONNX export"):
+        export_onnx(str(folder), folder.parent / "again")
+    with pytest.raises(PolyembedError, match="already an ONNX export"):
+        export_onnx(OnnxEncoder(folder), folder.parent / "again")
+    assert not (folder.parent / "again").exists()
+
+
+def test_a_changed_export_file_is_refused_on_load(exported, tmp_path) -> None:
+    import shutil
+
+    _, folder = exported
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    OnnxEncoder(copy)  # intact: loads
+    graph = bytearray((copy / INT8_FILE).read_bytes())
+    graph[-1] ^= 0xFF
+    (copy / INT8_FILE).write_bytes(bytes(graph))
+    with pytest.raises(PolyembedError, match=rf"{INT8_FILE}: checksum mismatch"):
+        OnnxEncoder(copy)
+    OnnxEncoder(copy, FP32_FILE)  # the other graph is untouched
+    (copy / "tokenizer_config.json").write_text("{}")
+    with pytest.raises(PolyembedError, match="tokenizer_config.json: checksum mismatch"):
+        OnnxEncoder(copy, FP32_FILE)

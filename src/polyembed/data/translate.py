@@ -83,7 +83,10 @@ def translate_file(
     sentence is translated once. An empty translation names the input line that produced it."""
     from tqdm.auto import tqdm
 
+    from polyembed.outputs import check_not_an_input
+
     path, output = Path(path), Path(output)
+    check_not_an_input(output, [path], "--output")
     lines = read_lines(path)
     if not lines:
         raise DataError(path, None, "no sentences to translate")

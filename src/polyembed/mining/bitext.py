@@ -79,30 +79,58 @@ def _encode_in_workers(model: str, text_file: str | Path, language: str | None, 
 
 
 def _embeddings(
-    model: Any, sentences: list[str], language: str | None, embeddings: str | Path | None, batch_size: int
+    model: Any, sentences: list[str], language: str | None, embeddings: str | Path | None, batch_size: int,
+    text: str | Path,
 ) -> np.ndarray:
-    """Vectors for `sentences`: loaded from a .npy file or a shard folder (one row per line, checked), or
-    encoded."""
+    """Vectors for `sentences` (the lines of `text`): loaded from a .npy file or a shard folder (one finite,
+    non-zero row per line, checked), or encoded."""
     from polyembed.api import encode
 
     if embeddings is None:
-        return encode(model, sentences, language, batch_size=batch_size, show_progress_bar=True)
+        vectors = encode(model, sentences, language, batch_size=batch_size, show_progress_bar=True)
+        check_rows(vectors, f"the embeddings of {text}")
+        return vectors
     path = Path(embeddings)
     try:
         if path.is_dir():  # a folder of shards from `polyembed encode --shard-size`
-            from polyembed.streaming import load_shards
+            from polyembed.streaming import load_shards, read_manifest
 
+            _check_shards_belong_to(path, read_manifest(path), text)
             matrix = load_shards(path)
         else:
             matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, KeyError) as err:
-        raise PolyembedError(f"{path}: not a .npy embedding matrix or shard folder ({err})") from None
+    except (OSError, ValueError, KeyError, EOFError) as err:
+        raise PolyembedError(f"{path}: not a .npy embedding matrix or shard folder ({err or 'empty file'})") from None
     if matrix.ndim != 2 or matrix.shape[0] != len(sentences):
         raise PolyembedError(
             f"{path}: {matrix.shape[0] if matrix.ndim else 0} rows of shape {matrix.shape} for {len(sentences)} "
             "sentences; the matrix needs one row per line of its text file"
         )
-    return np.asarray(matrix, dtype=np.float32)
+    vectors = np.asarray(matrix, dtype=np.float32)
+    check_rows(vectors, str(path))
+    return vectors
+
+
+def check_rows(vectors: np.ndarray, where: str, chunk: int = 65_536) -> None:
+    """Refuse a NaN / infinite or all-zero row, naming it (1-based, = the line of the text file): either has
+    no direction, so every margin score involving it would be NaN. Checked in chunks: memory stays flat."""
+    for start in range(0, len(vectors), chunk):
+        block = vectors[start : start + chunk]
+        for problem, bad in (("NaN or infinite values", ~np.isfinite(block).all(axis=1)),
+                             ("all zeros", ~block.any(axis=1))):
+            if bad.any():
+                raise PolyembedError(f"{where}: row {start + int(bad.argmax()) + 1} has {problem} (an embedding "
+                                     "without a direction cannot be scored)")
+
+
+def _check_shards_belong_to(folder: Path, manifest: dict[str, Any], text: str | Path) -> None:
+    """A shard folder records the content hash of the input it was encoded from: refuse it for other text."""
+    from polyembed.integrity import ALGORITHM, file_digest
+
+    recorded = (manifest.get("input") or {}).get(ALGORITHM)
+    if recorded is not None and Path(text).is_file() and file_digest(text) != recorded:
+        raise PolyembedError(f"{folder}: encoded from other text than {text} (its manifest records another content "
+                             f"hash); encode {text} into a new folder")
 
 
 def mine_files(
@@ -142,7 +170,9 @@ def mine_files(
         raise PolyembedError(f"--mode {mode}: choose from {', '.join(MODES)}")
     if k < 1:
         raise PolyembedError(f"--k {k}: expected 1 or more")
-    output = check_output_file(output, "--output")
+    if threshold is not None and not math.isfinite(threshold):
+        raise PolyembedError(f"--threshold {threshold}: expected a finite number (ratio margins: about 1.06)")
+    output = check_output_file(output, "--output", inputs=[source, target, source_embeddings, target_embeddings])
     languages = [require_known_language(code, option) if code is not None else None
                  for code, option in ((source_language, "--source-language"), (target_language, "--target-language"))]
     stream = None
@@ -165,7 +195,7 @@ def mine_files(
         stream = replace(stream, shard_size=max(1, -(-max(len(source_lines), len(target_lines)) // (4 * workers))))
         source_vectors, target_vectors = (
             _encode_in_workers(model, path, language, stream) if given is None
-            else _embeddings(None, lines, language, given, batch_size)
+            else _embeddings(None, lines, language, given, batch_size, path)
             for path, lines, language, given in sides
         )
     else:
@@ -178,7 +208,7 @@ def mine_files(
 
                 model = EmbeddingStore(model, batch_size=batch_size)
         source_vectors, target_vectors = (
-            _embeddings(model, lines, language, given, batch_size) for _, lines, language, given in sides
+            _embeddings(model, lines, language, given, batch_size, path) for path, lines, language, given in sides
         )
     if source_vectors.shape[1] != target_vectors.shape[1]:
         raise PolyembedError(

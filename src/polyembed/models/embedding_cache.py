@@ -10,25 +10,40 @@ are transactions, so additions cost only the new rows, a killed process never le
 several processes may share it. A store written by earlier polyembed versions (`sentences.json` +
 `embeddings.npy`) is imported on first use.
 
+Integrity (issue 32): every row carries a BLAKE2b checksum of its key and vector bytes, checked on each read;
+a row whose bytes changed on disk (SQLite's own integrity check does not look inside blobs) is encoded again,
+replaced and logged, never served. Rows of stores from before checksums are encoded again once the same way.
+A `meta` table records the encoder (name and fingerprint) the store belongs to; opening it for another
+encoder is refused. A file SQLite cannot read (truncated, overwritten) is a one-line error naming the store
+and how to rebuild it.
+
 `EmbeddingStore` has the SentenceEncoder interface, so it stands in for its encoder anywhere: as a teacher in
 sentence-transformers evaluators, in `polyembed.evaluate(..., cache=True)` and in `polyembed mine --cache`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from polyembed.errors import PolyembedError
+from polyembed.integrity import new_hash
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceEncoder
 
+logger = logging.getLogger(__name__)
+
 STORE_FILE = "store.sqlite"
+STORE_FORMAT = "2"
+"""2: a checksum per row and the `meta` table."""
 _LOOKUP_CHUNK = 500  # SQLite's host-parameter limit is 999 on older builds
 
 
@@ -43,6 +58,14 @@ def encoder_fingerprint(encoder: SentenceEncoder) -> str:
             stat = weights.stat()
             parts.append(f"{weights.relative_to(path)}:{stat.st_size}:{int(stat.st_mtime)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def row_checksum(language: str, sentence: str, blob: bytes) -> bytes:
+    """BLAKE2b of a row's key and vector bytes: a vector overwritten in place, or moved to another key, fails."""
+    hasher = new_hash()
+    for part in (language.encode("utf-8"), b"\0", sentence.encode("utf-8"), b"\0", blob):
+        hasher.update(part)
+    return hasher.digest()
 
 
 class EmbeddingStore:
@@ -67,18 +90,60 @@ class EmbeddingStore:
     def dimension(self) -> int | None:
         return getattr(self.encoder, "dimension", None)
 
+    @property
+    def file(self) -> Path:
+        return self.directory / STORE_FILE
+
+    @contextlib.contextmanager
+    def _readable(self) -> Iterator[None]:
+        """SQLite's "file is not a database" / "database disk image is malformed" as a one-line error that
+        says how to rebuild the store (it is a cache: deleting it loses only time)."""
+        try:
+            yield
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as err:
+            raise PolyembedError(
+                f"{self.file}: not a readable embedding store ({err}); it is only a cache: delete the folder "
+                f"{self.directory} and run again to rebuild it"
+            ) from None
+
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.directory / STORE_FILE, timeout=60)
-            connection.execute("PRAGMA journal_mode=WAL")
+            connection = sqlite3.connect(self.file, timeout=60)
+            try:
+                with self._readable():
+                    self._prepare(connection)
+            except BaseException:
+                connection.close()
+                raise
+            self._connection = connection
+            with self._readable():
+                self._import_legacy_files()
+        return self._connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        """Create or upgrade the tables, and refuse a store another encoder wrote."""
+        connection.execute("PRAGMA journal_mode=WAL")
+        with connection:
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings (language TEXT NOT NULL, sentence TEXT NOT NULL, "
-                "vector BLOB NOT NULL, PRIMARY KEY (language, sentence))"
+                "vector BLOB NOT NULL, checksum BLOB, PRIMARY KEY (language, sentence))"
             )
-            self._connection = connection
-            self._import_legacy_files()
-        return self._connection
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(embeddings)")}
+            if "checksum" not in columns:  # a store from before checksums: its rows are checked as missing
+                connection.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
+            connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            fingerprint = encoder_fingerprint(self.encoder)
+            if meta.get("fingerprint", fingerprint) != fingerprint:
+                raise PolyembedError(
+                    f"{self.file}: holds the embeddings of encoder {meta.get('encoder')!r} (fingerprint "
+                    f"{meta['fingerprint']}), not of {self.name!r} ({fingerprint}); use another folder"
+                )
+            connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("format", STORE_FORMAT), ("encoder", str(self.name)), ("fingerprint", fingerprint)])
 
     def _import_legacy_files(self) -> None:
         """Rows of the earlier `sentences.json` + `embeddings.npy` format (ignored when their lengths differ:
@@ -100,29 +165,46 @@ class EmbeddingStore:
         return (language or "") if self.routes_by_language else ""
 
     def _lookup(self, language: str, sentences: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of `sentences` whose checksum holds; a row that fails it is left out (so encoded
+        again and replaced) and counted in the log."""
         found: dict[str, np.ndarray] = {}
         database = self._db()
-        for start in range(0, len(sentences), _LOOKUP_CHUNK):
-            chunk = sentences[start : start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = database.execute(
-                f"SELECT sentence, vector FROM embeddings WHERE language = ? AND sentence IN ({marks})",
-                [language, *chunk],
-            )
-            found.update((sentence, np.frombuffer(blob, dtype=np.float32)) for sentence, blob in rows)
+        corrupt = unchecked = 0
+        with self._readable():
+            for start in range(0, len(sentences), _LOOKUP_CHUNK):
+                chunk = sentences[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = database.execute(
+                    f"SELECT sentence, vector, checksum FROM embeddings WHERE language = ? AND sentence IN ({marks})",
+                    [language, *chunk],
+                )
+                for sentence, blob, checksum in rows:
+                    if checksum is None:
+                        unchecked += 1
+                    elif checksum != row_checksum(language, sentence, blob):
+                        corrupt += 1
+                    else:
+                        found[sentence] = np.frombuffer(blob, dtype=np.float32)
+        if corrupt:
+            logger.warning("%s: %d stored embeddings failed their checksum (changed on disk); encoding them again",
+                           self.file, corrupt)
+        if unchecked:
+            logger.info("%s: %d embeddings stored before checksums; encoding them again", self.file, unchecked)
         return found
 
     def _insert(self, language: str, sentences: Sequence[str], vectors: np.ndarray) -> None:
         database = self._db()
-        with database:  # one transaction: all rows or none
-            database.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                [(language, s, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for s, v in
-                 zip(sentences, vectors, strict=True)],
-            )
+        rows = []
+        for sentence, vector in zip(sentences, vectors, strict=True):
+            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            rows.append((language, sentence, blob, row_checksum(language, sentence, blob)))
+        with self._readable(), database:  # one transaction: all rows or none
+            database.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
 
     def __len__(self) -> int:
-        return int(self._db().execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        database = self._db()
+        with self._readable():
+            return int(database.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
     def __contains__(self, sentence: object) -> bool:
         return isinstance(sentence, str) and bool(self._lookup("", [sentence]))

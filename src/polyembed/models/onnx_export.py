@@ -7,8 +7,9 @@ quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations q
 the prompt prefix (e5's "query: ") and normalisation stay in Python, read from the sentence-transformers
 modules, so the exported model embeds exactly as the original does up to numerical error.
 
-A folder written by `export_onnx` holds the tokenizer, `model.onnx` (fp32, optimised), `model.int8.onnx` and
-`polyembed_onnx.json`; `load_model(folder)` gives an `OnnxEncoder` on the int8 file, `load_model(folder /
+A folder written by `export_onnx` holds the tokenizer, `model.onnx` (fp32, optimised), `model.int8.onnx`,
+`polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each file's checksum, checked
+when the export is loaded); `load_model(folder)` gives an `OnnxEncoder` on the int8 file, `load_model(folder /
 "model.onnx")` on the fp32 one.
 """
 
@@ -23,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from polyembed.errors import PolyembedError
-from polyembed.outputs import atomic_dir
 
 CONFIG_FILE = "polyembed_onnx.json"
 FP32_FILE = "model.onnx"
@@ -120,15 +120,21 @@ def _feed_forward_output_matmuls(path: Path) -> list[str]:
 def export_onnx(
     model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, overwrite: bool = False
 ) -> Path:
-    """Export a sentence-transformers model (name, folder or encoder) to `out_dir` (written atomically):
-    tokenizer, `model.onnx`, with `quantize` also `model.int8.onnx`, and the settings file. An existing
-    `out_dir` is replaced only with `overwrite` and only when it is an earlier export."""
+    """Export a sentence-transformers model (name, folder or encoder) to `out_dir`: tokenizer, `model.onnx`,
+    with `quantize` also `model.int8.onnx`, and the settings file, staged in a hidden folder and then moved in
+    file by file with a manifest of their checksums (`polyembed.outputs.publishing`). An earlier export in
+    `out_dir` is replaced only with `overwrite`, and then only its own files: anything a user added stays."""
     from polyembed.models.language_embedding import language_embedding_ids
     from polyembed.models.loading import as_sentence_transformer
-    from polyembed.outputs import check_output_dir
+    from polyembed.outputs import STAGING_PREFIX, check_output_dir, publishing, remove_stale_staging
 
+    given = model if isinstance(model, str | Path) else getattr(model, "path", None)
+    if given is not None and is_onnx_export(given):
+        raise PolyembedError(f"--model {given}: already an ONNX export; export the model it was made from")
     out_dir = check_output_dir(out_dir, "--output")
-    if out_dir.exists() and any(out_dir.iterdir()):
+    remove_stale_staging(out_dir)  # a killed export's hidden staging folder (hundreds of MB)
+    present = [p for p in out_dir.iterdir() if not p.name.startswith(STAGING_PREFIX)] if out_dir.is_dir() else []
+    if present:
         if not is_onnx_export(out_dir):
             raise PolyembedError(f"--output {out_dir}: a folder of other files; polyembed never replaces those")
         if not overwrite:
@@ -141,7 +147,8 @@ def export_onnx(
     settings = _settings_from(st_model, source, quantize)
     transformer = st_model[0].auto_model
     tokenizer = st_model.tokenizer
-    with atomic_dir(out_dir) as staging:
+    produced_by = {"model": source, "quantize": quantize, "optimize": optimize}
+    with publishing(out_dir, "--output", produced_by) as staging:  # replaces only the export's own files
         tokenizer.save_pretrained(str(staging))
         _export_graph(transformer, tokenizer, staging / FP32_FILE)
         if optimize:
@@ -183,6 +190,9 @@ class OnnxEncoder:
         graph_path = folder / graph
         if not graph_path.is_file():
             raise PolyembedError(f"{graph_path}: missing (export again with `polyembed export`)")
+        from polyembed.outputs import verify_published
+
+        verify_published(folder, [p.name for p in folder.iterdir() if p.suffix != ".onnx" or p.name == graph])
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
         self.name = name or str(graph_path)
