@@ -39,6 +39,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "'--batch-size': Input should be a valid integer"),
     ("eval-unknown-task", ["eval", "--tasks", "nope", "--out", "{tmp}/r"], "unknown task 'nope'"),
     ("eval-unknown-suite", ["eval", "--suite", "nope", "--out", "{tmp}/r"], "unknown suite 'nope'"),
+    ("eval-precision-unknown", ["eval", "--tasks", "sts17", "--precision", "fp16", "--out", "{tmp}/r"],
+     "--precision fp16: choose one of fp32, bf16, auto"),
     ("eval-data-root-missing", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/nowhere", "--out", "{tmp}/r"],
      "not a directory"),
     ("eval-data-root-is-a-file", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/afile", "--out", "{tmp}/r"],
@@ -351,6 +353,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("demo-out-read-only", ["demo", "--out", "{ro}/demo"], "cannot write in"),
     ("demo-config-invalid", ["demo", "--config", "{tmp}/broken.yaml", "--out", "{tmp}/d"], "broken.yaml:2"),
     ("demo-data-root-missing", ["demo", "--data-root", "{tmp}/nowhere", "--out", "{tmp}/d"], "not a directory"),
+    ("demo-precision-unknown", ["demo", "--precision", "half", "--out", "{tmp}/d"],
+     "--precision half: choose one of fp32, bf16, auto"),
+    ("doctor-unknown-option", ["doctor", "--verbose"], "No such option: --verbose"),
     # ---- no command / unknown command
     ("unknown-command", ["frobnicate"], "frobnicate"),
 ]
@@ -438,7 +443,7 @@ def test_the_table_covers_every_command() -> None:
                for case in CASES}
     assert {"eval", "encode", "models prune", "models prepare", "models transfer-vocabulary", "data list",
             "data translate", "align", "train distill", "train wacse", "train modular", "train emmax", "demo", "mine",
-            "serve", "export"} <= covered
+            "serve", "export", "doctor"} <= covered
     assert len(CASES) >= 90
 
 

@@ -100,6 +100,7 @@ def evaluate_on_demo_tasks(
     *,
     cache: bool = False,
     tasks: list[tuple[str, dict]] | None = None,
+    precision: str = "fp32",
 ) -> EvaluationResult:
     """One evaluation run of `model` on `demo_tasks(languages)` (or `tasks`), reported under `label`; `cache`
     keeps the embeddings in the persistent store (for the models a demo run does not change)."""
@@ -108,7 +109,8 @@ def evaluate_on_demo_tasks(
 
     chosen = tasks if tasks is not None else demo_tasks(languages)
     task_list = [get_task(name, **kwargs) for name, kwargs in chosen]
-    result = evaluate(model, task_list, data_root=data_root, show_progress=show_progress, cache=cache)
+    result = evaluate(model, task_list, data_root=data_root, show_progress=show_progress, cache=cache,
+                      precision=precision)
     result.model = label
     return result
 
@@ -121,6 +123,7 @@ def evaluate_forgetting(
     max_rows: int | None = FORGETTING_ROWS,
     show_progress: bool = True,
     anchored_languages: list[str] | None = None,
+    precision: str = "fp32",
 ) -> ForgettingReport:
     """Tatoeba in every language for the untrained and the distilled student, compared language by language
     (`anchored_languages`: the run's anchor languages, reported as a group of their own). The untrained
@@ -131,7 +134,8 @@ def evaluate_forgetting(
     scores = []
     for model, cache in ((untrained, True), (distilled, False)):
         task = get_task("tatoeba", **forgetting_task_options(max_rows))
-        scores.append(evaluate(model, [task], data_root=data_root, show_progress=show_progress, cache=cache).scores)
+        scores.append(evaluate(model, [task], data_root=data_root, show_progress=show_progress, cache=cache,
+                               precision=precision).scores)
     return forgetting_report(scores[0], scores[1], languages, anchored_languages or [])
 
 
@@ -270,15 +274,23 @@ def run_demo(
     config: str | Path | None = None,
     data_root: str | Path | None = None,
     show_progress: bool = True,
+    precision: str = "auto",
     **overrides: Any,
 ) -> dict[str, Any]:
-    """Distil, evaluate teacher / untrained student / distilled student, write the comparison report."""
+    """Distil, evaluate teacher / untrained student / distilled student, write the comparison report.
+
+    `precision` is the evaluations' (every model and the forgetting report alike): 'auto' encodes under bf16
+    autocast where the CPU has native bf16, which is what keeps the demo within its time on 2 cores; the
+    headline numbers then differ slightly from float32's (docs/benchmarks.md, "Inference precision");
+    'fp32' for exact float32."""
     from polyembed.eval.base import get_task
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.methods.distill.train import prepare_data, train_distill
+    from polyembed.models.encoder import resolve_precision
     from polyembed.models.loading import load_model
 
     started = time.perf_counter()
+    precision = resolve_precision(precision)
     out = check_output_dir(out_dir, "--out").resolve()
     options = {"output_dir": str(out / "run"), **overrides}
     if data_root is not None:
@@ -296,7 +308,8 @@ def run_demo(
         if show_progress:
             print(f"== evaluating {label}")
         return evaluate_on_demo_tasks(
-            model, label, settings.languages, settings.data_root, show_progress, cache=cache, tasks=chosen
+            model, label, settings.languages, settings.data_root, show_progress, cache=cache, tasks=chosen,
+            precision=precision,
         )
 
     # the teacher and the untrained student are the same models every run: their embeddings are kept
@@ -320,10 +333,12 @@ def run_demo(
         settings.data_root,
         show_progress=show_progress,
         anchored_languages=settings.anchor_codes(),
+        precision=precision,
     )
 
     summary = {
         "seconds": round(time.perf_counter() - started, 1),
+        "evaluation_precision": precision,
         "config": json.loads(json.dumps(settings.__dict__)),
         "tasks": names,
         "headline": with_teacher_ratio({name: headline_metrics(result) for name, result in results.items()}),
@@ -346,6 +361,15 @@ def recipe_lines(config: dict[str, Any]) -> list[str]:
         else:
             lines.append(f"- `{option}: {value}` (your setting; the demo uses `{demo_value}`: {reason}).")
     return [*lines, ""]
+
+
+def _precision_line(precision: str) -> str:
+    """Say how the evaluations encoded, so numbers are compared like with like."""
+    if precision == "bf16":
+        return ("Every evaluation encoded under bf16 autocast (this CPU computes bf16 natively): faster than float32, "
+                "with scores that differ slightly from float32's (docs/benchmarks.md, \"Inference precision\", "
+                "measures by how much; `polyembed demo --precision fp32` for float32).")
+    return "Every evaluation encoded in float32."
 
 
 def _per_language_dev_table(best: dict[str, float]) -> list[str]:
@@ -384,6 +408,8 @@ def _write_report(
             f"{', '.join(summary['config']['languages'])} in {training['steps']} steps "
             f"({training['train_pairs_seen']:,} pairs, {training['pairs_per_second']:.1f} pairs/s, "
             f"peak memory {training['peak_memory_mb']:.0f} MB). Whole demo: {summary['seconds']:.0f} s.",
+            "",
+            _precision_line(summary.get("evaluation_precision", "fp32")),
             "",
             *recipe_lines(summary["config"]),
             "![headline](plots/headline.png)",

@@ -8,6 +8,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from polyembed.errors import PolyembedError
+
+PRECISIONS = ("fp32", "bf16", "auto")
+"""Inference precision: full float32, bf16 autocast, or 'auto' (bf16 where the CPU or GPU computes it natively)."""
+
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """L2-normalised float32 copy, so inner product equals cosine (zero rows stay zero)."""
@@ -107,3 +112,76 @@ def token_level_model(encoder: Any, language: str | None = None) -> Any:
             continue
         raise PolyembedError(f"{getattr(encoder, 'name', type(encoder).__name__)}: no token embeddings to align "
                              "words with (an ONNX export has sentence vectors only; use the model folder)")
+
+
+def bf16_available() -> bool:
+    """Whether bf16 autocast is fast here: a GPU with bf16, or a CPU with AVX512-BF16 or AMX (elsewhere the CPU
+    emulates bf16 and it is slower than float32)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="ignore")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_precision(precision: str, option: str = "--precision") -> str:
+    """'fp32' or 'bf16' for a requested precision ('auto': bf16 only where it is native)."""
+    if precision not in PRECISIONS:
+        raise PolyembedError(f"{option} {precision}: choose one of {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        return "bf16" if bf16_available() else "fp32"
+    return precision
+
+
+def _runs_on_torch(encoder: Any) -> bool:
+    """A sentence-transformers model, or a wrapper / bundle of them (an ONNX export is not)."""
+    seen = encoder
+    while True:
+        if isinstance(seen, SentenceTransformerEncoder) or hasattr(seen, "language_encoder"):
+            return True
+        inner = getattr(seen, "encoder", None)
+        if inner is None or inner is seen:
+            return False
+        seen = inner
+
+
+class Bf16Encoder:
+    """Any torch-based encoder run under bf16 autocast: matrix products in bf16, sums and norms in float32.
+
+    Why: on CPUs with native bf16 it encodes much faster, and evaluation is nearly all encoding. Scores
+    move slightly (docs/benchmarks.md, "Inference precision", measures by how much), so this is opt-in
+    (`precision="bf16"` or "auto"), and its name (so its embedding-store fingerprint) differs from the float32
+    model's: stored float32 vectors are never served as bf16 ones, nor the other way round.
+    """
+
+    def __init__(self, encoder: Any) -> None:
+        if not _runs_on_torch(encoder):
+            raise PolyembedError(f"{getattr(encoder, 'name', type(encoder).__name__)}: bf16 needs a torch model "
+                                 "(an ONNX export runs in the precision it was exported in)")
+        self.encoder = encoder
+        self.name = f"{encoder.name} (bf16)"
+        self.routes_by_language = encoder.routes_by_language
+        self.path = getattr(encoder, "path", None)
+
+    def __getattr__(self, attribute: str) -> Any:  # dimension, prompt, with_mode ... are the encoder's own
+        return getattr(self.__dict__["encoder"], attribute)
+
+    def _device_type(self) -> str:
+        device = getattr(getattr(self.encoder, "model", None), "device", None)
+        return getattr(device, "type", "cpu") if device is not None else "cpu"
+
+    def encode(self, sentences: Sequence[str], language: str | None = None, **kwargs: Any) -> np.ndarray:
+        import torch
+
+        with torch.autocast(self._device_type(), dtype=torch.bfloat16):
+            vectors = self.encoder.encode(sentences, language, **kwargs)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def with_precision(encoder: Any, precision: str, option: str = "--precision") -> Any:
+    """`encoder` as is for float32, wrapped in `Bf16Encoder` for bf16 ('auto' resolved here)."""
+    return Bf16Encoder(encoder) if resolve_precision(precision, option) == "bf16" else encoder

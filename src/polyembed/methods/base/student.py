@@ -55,19 +55,6 @@ def apply_student_options(student: Any, config: Any) -> None:
         set_dropout(transformer, config.dropout)
 
 
-def bf16_available() -> bool:
-    """Whether bf16 autocast is fast here: a GPU with bf16, or a CPU with AVX512-BF16 or AMX."""
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported()
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="ignore")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
 def reset_peak_memory() -> None:
     """Start a new peak-memory measurement, so that a run's peak is its own and not that of an earlier run in
     the same process (the modular pipeline trains its stages one after another). Linux resets the resident

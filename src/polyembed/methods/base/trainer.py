@@ -25,7 +25,8 @@ from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.student import bf16_available, peak_memory_mb
+from polyembed.methods.base.student import peak_memory_mb
+from polyembed.models.encoder import bf16_available
 
 
 @dataclass

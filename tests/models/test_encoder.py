@@ -1,0 +1,66 @@
+"""Inference precision: bf16 autocast as an encoder wrapper, its choice ('auto'), and that stored float32 and
+bf16 vectors never mix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from polyembed.errors import PolyembedError
+from polyembed.eval.api import evaluate
+from polyembed.models import encoder as encoder_module
+from polyembed.models.embedding_cache import EmbeddingStore, encoder_fingerprint
+from polyembed.models.encoder import Bf16Encoder, resolve_precision, with_precision
+
+SENTENCES = ["A man is playing a guitar.", "Ein Mann spielt Gitarre.", "The cat sleeps on the sofa all day long."]
+
+
+def test_bf16_encodes_close_to_but_not_exactly_float32(minilm) -> None:
+    exact = minilm.encode(SENTENCES)
+    fast = Bf16Encoder(minilm)
+    approximate = fast.encode(SENTENCES)
+    assert approximate.dtype == np.float32 and approximate.shape == exact.shape
+    cosines = (exact * approximate).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(approximate, axis=1)
+    assert cosines.min() > 0.99
+    assert not np.array_equal(exact, approximate)  # autocast really ran the products in bf16
+    assert np.array_equal(minilm.encode(SENTENCES), exact)  # and left the model itself in float32
+    assert fast.name == f"{minilm.name} (bf16)" and fast.dimension == minilm.dimension
+    assert fast.routes_by_language is minilm.routes_by_language
+
+
+def test_auto_is_bf16_only_where_the_cpu_has_it(monkeypatch) -> None:
+    monkeypatch.setattr(encoder_module, "bf16_available", lambda: True)
+    assert resolve_precision("auto") == "bf16"
+    monkeypatch.setattr(encoder_module, "bf16_available", lambda: False)
+    assert resolve_precision("auto") == "fp32"
+    assert resolve_precision("bf16") == "bf16" and resolve_precision("fp32") == "fp32"
+    with pytest.raises(PolyembedError, match="--precision fp16: choose one of fp32, bf16, auto"):
+        resolve_precision("fp16")
+
+
+def test_only_torch_encoders_take_bf16(hashing_encoder, minilm) -> None:
+    with pytest.raises(PolyembedError, match="bf16 needs a torch model"):
+        with_precision(hashing_encoder, "bf16")
+    assert with_precision(hashing_encoder, "fp32") is hashing_encoder
+    assert isinstance(with_precision(minilm, "bf16"), Bf16Encoder)
+
+
+def test_stored_vectors_of_the_two_precisions_never_mix(minilm, tmp_path: Path) -> None:
+    fast = Bf16Encoder(minilm)
+    assert encoder_fingerprint(fast) != encoder_fingerprint(minilm)
+    store = EmbeddingStore(fast, tmp_path / "store")
+    assert np.allclose(store.encode(SENTENCES), fast.encode(SENTENCES))
+    store.close()
+
+
+def test_evaluate_with_bf16_scores_close_to_float32(minilm, shared_data: Path) -> None:
+    tasks = ["sts17"]
+    options = {"languages": ["en-en"]}
+    exact = evaluate(minilm, tasks, task_kwargs=options, show_progress=False)
+    fast = evaluate(minilm, tasks, task_kwargs=options, show_progress=False, precision="bf16")
+    [a] = [s.value for s in exact.scores if s.main and s.subset == "en-en"]
+    [b] = [s.value for s in fast.scores if s.main and s.subset == "en-en"]
+    assert a == pytest.approx(87.59, abs=0.01)  # the reference measured with plain sentence-transformers
+    assert abs(a - b) < 0.5
