@@ -514,7 +514,8 @@ def demo_command(
     ] = "auto",
 ) -> None:
     """The main job: distil minilm-en into a multilingual me5-small student for 10 languages, evaluate
-    teacher, untrained and distilled student, and write a comparison report (under 10 minutes on 2 cores)."""
+    teacher, untrained and distilled student, and write a comparison report (its wall time on 2 cores is in
+    docs/benchmarks.md, "A fresh machine")."""
     from polyembed.demo import HEADLINE_LABELS, format_headline, run_demo
 
     summary = run_demo(out, config=config, data_root=data_root, precision=precision)
