@@ -43,10 +43,9 @@ def installed_version(name: str) -> str | None:
 
 
 def polyembed_version() -> str:
-    """The installed polyembed's version (the source tree's when it is not installed)."""
-    from polyembed import __version__
-
-    return installed_version("polyembed") or __version__
+    """The installed polyembed's version (from its metadata: importing the package here would make every layer
+    that checks versions import the whole API)."""
+    return installed_version("polyembed") or "unknown (not installed)"
 
 
 def declared_requirements() -> dict[str, Requirement]:
