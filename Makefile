@@ -1,6 +1,10 @@
 # The two README commands: `make demo` (set up + main job) and `make test` (set up + tests).
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
+# Python writes its bytecode cache (into .venv and the gitignored __pycache__ folders) even where the machine
+# sets PYTHONDONTWRITEBYTECODE: without it every polyembed process compiles the ~4,000 modules of torch,
+# transformers and sentence-transformers again, ~10 s each on 2 cores (the test suite starts dozens).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test test-slow lint benchmarks lock
 setup:

@@ -12,6 +12,7 @@ from polyembed.demo import (
     demo_tasks,
     format_headline,
     headline_metrics,
+    tatoeba_interval,
     teacher_tasks,
 )
 from polyembed.eval.base import Score, get_task
@@ -76,6 +77,20 @@ def test_bias_gap_is_shown_with_its_bootstrap_interval() -> None:
     )
 
 
+def test_tatoeba_mean_carries_a_normal_interval_from_its_row_counts() -> None:
+    """90% over 100 rows and 70% over 400 rows: variance (0.09/100 + 0.21/400) / 4, one row counted once."""
+    rows = [("tatoeba", "deu", 90.0, 100), ("tatoeba", "kaz", 70.0, 400), ("tatoeba", "avg", 80.0, 2)]
+    result = EvaluationResult("m", [TaskRun(task=get_task("tatoeba"), scores=[
+        Score(t, "test", subset, "accuracy", value, main=True, n=n) for t, subset, value, n in rows
+    ], seconds=0.0, sentences_encoded=0)], 0.0)
+    half = 196 * math.sqrt((0.09 / 100 + 0.21 / 400) / 4)
+    assert tatoeba_interval(result) == pytest.approx((80 - half, 80 + half))
+    head = headline_metrics(result)
+    assert format_headline("tatoeba_accuracy", head) == f"80.00 [{80 - half:.2f}, {80 + half:.2f}]"
+    assert math.isnan(tatoeba_interval(_result("m", ROWS))[0])  # no row counts: no interval, shown bare
+    assert format_headline("tatoeba_accuracy", headline_metrics(_result("m", ROWS))) == "80.00"
+
+
 def test_missing_tasks_give_nan_not_errors() -> None:
     head = headline_metrics(_result("m", ROWS[:4]))
     assert math.isnan(head["tatoeba_accuracy"]) and math.isnan(head["language_bias_gap"])
@@ -96,7 +111,7 @@ def test_the_teacher_is_scored_on_english_sts_only() -> None:
     student = _result("s", ROWS)
     text = comparison_markdown({"teacher": teacher, "distilled student": student})
     assert "| cross / teacher English (goal >= 90%) | - | 76.5% |" in text  # the ratio needs only English STS
-    assert "| Tatoeba accuracy (trained languages) | - | 80.00 |" in text  # not measured: '-', not 'nan'
+    assert "| Tatoeba accuracy (trained languages) [95% CI] | - | 80.00 |" in text  # not measured: '-', not 'nan'
 
 
 def test_demo_tasks_follow_the_trained_languages() -> None:

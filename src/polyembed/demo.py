@@ -57,6 +57,9 @@ RECIPE_CHOICES: dict[str, tuple[Any, str]] = {
 }
 """The demo recipe's choices and why (docs/benchmarks.md, distillation recipes; two seeds each): the report
 repeats the reason when a run keeps the demo's value, and says so when it does not."""
+TATOEBA_ROWS = 250
+"""Tatoeba rows per trained language in the demo's tables (benchmarks/distill.py scores 500). The headline mean
+carries a 95% interval (`tatoeba_interval`), about +-1 point at the demo's accuracy."""
 FORGETTING_ROWS = 50
 """Tatoeba rows per language in the demo's forgetting report, all 112 languages. At 100 rows a fresh clone with
 an empty embedding store took 11 min 32 s for `make demo` (2026-11-24), over the 10-minute goal, the two
@@ -167,7 +170,8 @@ def headline_metrics(result: EvaluationResult) -> dict[str, float]:
     bias = _values(result, "language-bias", "difference").get("all", float("nan"))
     bias_low = _values(result, "language-bias", "difference-ci-low").get("all", float("nan"))
     bias_high = _values(result, "language-bias", "difference-ci-high").get("all", float("nan"))
-    tatoeba = _values(result, "tatoeba", "accuracy")
+    tatoeba = {k: v for k, v in _values(result, "tatoeba", "accuracy").items() if "avg" not in k}
+    tatoeba_low, tatoeba_high = tatoeba_interval(result)
     kardes = _values(result, "kardes-sts", "spearman")
     mono = [v for k, v in sts17.items() if k in STS17_MONO_OTHER] + [
         v for table in (stsb, kardes) for k, v in table.items() if _is_language(k) and k != "en"
@@ -180,9 +184,24 @@ def headline_metrics(result: EvaluationResult) -> dict[str, float]:
         "language_bias_ci95_low": bias_low,
         "language_bias_ci95_high": bias_high,
         "sts17_es_en_4b": sts17.get("es-en-wmt", float("nan")),
-        "tatoeba_accuracy": _mean([v for k, v in tatoeba.items() if "avg" not in k]),
+        "tatoeba_accuracy": _mean(list(tatoeba.values())),
+        "tatoeba_ci95_low": tatoeba_low,
+        "tatoeba_ci95_high": tatoeba_high,
         "kardes_cross_sts": _mean([v for k, v in kardes.items() if "-" in k and "avg" not in k]),
     }
+
+
+def tatoeba_interval(result: EvaluationResult) -> tuple[float, float]:
+    """A 95% interval of the mean Tatoeba accuracy over languages (normal approximation): each language's
+    accuracy p over n rows has variance p(1-p)/n, counting a row once although it is scored in both directions
+    (the two directions agree on most rows, so 2n would claim more precision than there is). NaN without
+    per-language row counts."""
+    rows = [s for s in result.scores if s.task == "tatoeba" and s.metric == "accuracy" and "avg" not in s.subset]
+    if not rows or any(not s.n for s in rows):
+        return float("nan"), float("nan")
+    variance = sum((s.value / 100) * (1 - s.value / 100) / s.n for s in rows) / len(rows) ** 2
+    mean, half = sum(s.value for s in rows) / len(rows), 196 * math.sqrt(variance)
+    return mean - half, mean + half
 
 
 def with_teacher_ratio(heads: dict[str, dict[str, float]], teacher_key: str = "teacher") -> dict[str, dict]:
@@ -203,22 +222,28 @@ HEADLINE_LABELS = {
     "cross_over_teacher_english": "cross / teacher English (goal >= 90%)",
     "language_bias_gap": "language bias gap (joined - mean) [95% CI]",
     "sts17_es_en_4b": "STS17 es-en track 4b (not in means)",
-    "tatoeba_accuracy": "Tatoeba accuracy (trained languages)",
+    "tatoeba_accuracy": "Tatoeba accuracy (trained languages) [95% CI]",
     "kardes_cross_sts": "Kardes STS cross",
 }
 
 
+INTERVALS = {"language_bias_gap": "language_bias", "tatoeba_accuracy": "tatoeba"}
+"""Headline numbers reported with a 95% interval: the prefix of their `_ci95_low` / `_ci95_high` keys."""
+
+
 def format_headline(key: str, head: dict[str, float]) -> str:
-    """One headline number as reported: the ratio as a percentage, the bias gap with its 95% interval when
+    """One headline number as reported: the ratio as a percentage; the bias gap with its 95% interval when
     it was bootstrapped (for the distilled demo students the interval spans about 1.7 points, so gaps a few
-    tenths apart cannot be told apart on STS2017's 1,500 pairs)."""
+    tenths apart cannot be told apart on STS2017's 1,500 pairs) and Tatoeba with its interval."""
     value = head[key]
     if isinstance(value, float) and math.isnan(value):
         return "-"  # not measured (the teacher is scored on English STS only)
     if key == "cross_over_teacher_english":
         return f"{100 * value:.1f}%"
-    low, high = head.get("language_bias_ci95_low", math.nan), head.get("language_bias_ci95_high", math.nan)
-    if key == "language_bias_gap" and not (math.isnan(low) or math.isnan(high)):
+    interval = INTERVALS.get(key)
+    low, high = (head.get(f"{interval}_ci95_low", math.nan), head.get(f"{interval}_ci95_high", math.nan)) if interval \
+        else (math.nan, math.nan)
+    if not (math.isnan(low) or math.isnan(high)):
         return f"{value:.2f} [{low:.2f}, {high:.2f}]"
     return f"{value:.2f}"
 
@@ -297,7 +322,7 @@ def run_demo(
         options["data_root"] = str(data_root)
     settings, origin = build_config(DistillConfig, config or demo_config_path(), options)
     prepare_data(settings, origin)  # bad input stops here, before any model is loaded
-    tasks = demo_tasks(settings.languages)
+    tasks = demo_tasks(settings.languages, max_rows=TATOEBA_ROWS)
     names = [name for name, _ in tasks]
     for name, kwargs in tasks:  # a bad task option fails now, not after training
         get_task(name, **kwargs)
@@ -318,12 +343,12 @@ def run_demo(
     }
     student_name = settings.teacher if settings.student == "teacher" else settings.student
     untrained = load_model(student_name)
-    results["untrained student"] = evaluation(untrained, f"{student_name} (untrained)", True)
+    results["untrained student"] = evaluation(untrained, f"{student_name} (untrained)", True, tasks)
     if show_progress:
         print(f"== distilling {settings.teacher} into {student_name}")
     training = train_distill(settings, origin=origin, resume=False, overwrite=True, show_progress=show_progress)
     distilled = load_model(training.model_dir)
-    results["distilled student"] = evaluation(distilled, "distilled student", False)
+    results["distilled student"] = evaluation(distilled, "distilled student", False, tasks)
     if show_progress:
         print(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
     forgetting = evaluate_forgetting(
@@ -410,6 +435,9 @@ def _write_report(
             f"peak memory {training['peak_memory_mb']:.0f} MB). Whole demo: {summary['seconds']:.0f} s.",
             "",
             _precision_line(summary.get("evaluation_precision", "fp32")),
+            "",
+            f"Subsets: stsb-multi-mt and Kardes STS at most 500 pairs per language, Tatoeba {TATOEBA_ROWS} evenly "
+            "spaced rows per trained language (its mean with a 95% interval), STS2017 whole.",
             "",
             *recipe_lines(summary["config"]),
             "![headline](plots/headline.png)",

@@ -26,7 +26,7 @@ from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.student import peak_memory_mb
-from polyembed.models.encoder import bf16_available
+from polyembed.models.encoder import resolve_precision
 
 
 @dataclass
@@ -158,7 +158,7 @@ def fit(
     step_rows = config.batch_size * process_count()  # each data-parallel process trains a batch per step
     steps_per_epoch = job.steps_per_epoch or math.ceil(rows / step_rows)
     eval_steps = config.eval_steps or max(1, planned_steps(config, steps_per_epoch) // 4)
-    bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_available())
+    bf16 = resolve_precision(config.precision, "precision") == "bf16"
     extra: dict[str, Any] = {}
     if job.batch_sampler is not None:
         extra["batch_sampler"] = job.batch_sampler

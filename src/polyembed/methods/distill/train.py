@@ -29,6 +29,7 @@ from polyembed.methods.distill.anchors import AnchorText, load_anchor_text
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.evaluation import DistillationDevEvaluator
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
+from polyembed.models.encoder import resolve_precision
 
 __all__ = ["CONFIG_FILE", "build_job", "fit_projection", "prepare_data", "train_distill"]
 
@@ -115,7 +116,8 @@ def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: P
         english = list(dict.fromkeys(s for source in data.train for s in source.english))
         sample = random.Random(config.seed).sample(english, min(len(english), PROJECTION_FIT_SENTENCES))
         targets = store.embed(sample, show_progress_bar=False)
-        student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit))
+        student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit,
+                                      precision=config.precision))
     apply_student_options(student, config)
     return student, transfer_report
 
@@ -127,6 +129,7 @@ def fit_projection(
     verbose: bool = True,
     ridge: float = PROJECTION_RIDGE,
     method: str = "least-squares",
+    precision: str = "fp32",
 ) -> Any:
     """A Dense layer W, b minimising ||student(s) W + b - teacher(s)||^2 over `sentences` (closed form).
 
@@ -139,6 +142,9 @@ def fit_projection(
     structure meanwhile. The least-squares map puts the student's English next to the teacher's at step 0,
     so training time goes to pulling translations together. (An addition to the paper, whose XLM-R student
     has no sentence space to keep.) When dimensions differ, it is also the paper's projection layer.
+
+    `precision` is the training's ('bf16' or 'auto' where bf16 is native: the student is encoded under bf16
+    autocast, as training will run it); the solve itself is float64.
     """
     import numpy as np
     import torch
@@ -146,9 +152,9 @@ def fit_projection(
 
     if method not in PROJECTION_FITS:
         raise PolyembedError(f"projection fit '{method}' is not one of {', '.join(PROJECTION_FITS)}")
-    inputs = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True).astype(
-        np.float64
-    )
+    with torch.autocast(student.device.type, dtype=torch.bfloat16, enabled=resolve_precision(precision) == "bf16"):
+        encoded = student.encode(sentences, batch_size=64, show_progress_bar=verbose, convert_to_numpy=True)
+    inputs = np.asarray(encoded, dtype=np.float64)
     outputs = np.asarray(targets, dtype=np.float64)
     if method == "orthogonal":
         if inputs.shape[1] > outputs.shape[1]:
