@@ -19,7 +19,14 @@ from polyembed.methods.emmax.classifier import (
     load_classifier,
     save_classifier,
 )
-from polyembed.methods.emmax.losses import EmmaxState, mixup_rank, rank_nll, ranking_info_nce
+from polyembed.methods.emmax.losses import (
+    EmmaxState,
+    RankSimilarity,
+    mixup_rank,
+    rank_nll,
+    ranking_info_nce,
+    translation_mask,
+)
 
 
 def _random_gmm(dim: int = 3, ranks: int = 4) -> GaussianRankClassifier:
@@ -96,18 +103,49 @@ def test_warmup_objective_teaches_the_gmm_translations_from_outliers() -> None:
     assert translation.float().mean() > 0.9 and outlier.float().mean() > 0.9
 
 
-def test_mixup_rank_is_the_ceiling_of_the_interpolated_rank() -> None:
+def test_mixup_rank_rules() -> None:
     lambdas = torch.tensor([0.0, 0.01, 1 / 3, 0.34, 0.5, 2 / 3, 0.9, 1.0])
-    # N = 4: ceil(1 + 3 lambda)
-    assert mixup_rank(lambdas, 4).tolist() == [1, 2, 2, 3, 3, 3, 4, 4]
-    assert mixup_rank(torch.tensor([0.0, 0.2, 0.8]), 2).tolist() == [1, 2, 2]
+    # the paper's rule, N = 4: ceil(1 + 3 lambda)
+    assert mixup_rank(lambdas, 4, "ceil").tolist() == [1, 2, 2, 3, 3, 3, 4, 4]
+    assert mixup_rank(torch.tensor([0.0, 0.2, 0.8]), 2, "ceil").tolist() == [1, 2, 2]
+    # the authors' bins, N = 4: [0, .25) rank 1, [.25, .5) rank 2, [.5, .75) rank 3, [.75, 1] rank 4
+    assert mixup_rank(torch.tensor([0.0, 0.24, 0.25, 0.5, 0.74, 0.75, 1.0]), 4).tolist() == [1, 1, 2, 3, 3, 4, 4]
+    with pytest.raises(ValueError, match="not one of"):
+        mixup_rank(lambdas, 4, "floor")
 
 
-def test_rank_nll_with_label_smoothing() -> None:
+def test_rank_nll_with_the_authors_label_smoothing() -> None:
     log_posterior = torch.log(torch.tensor([[0.7, 0.2, 0.1]]))
     assert rank_nll(log_posterior, torch.tensor([1])).item() == pytest.approx(-math.log(0.7))
-    smoothed = 0.7 * -math.log(0.7) + 0.3 * -(math.log(0.7) + math.log(0.2) + math.log(0.1)) / 3
+    # eps = 0.3: target 0.7 on the true rank, 0.15 on each of the two others
+    smoothed = 0.7 * -math.log(0.7) + 0.15 * -math.log(0.2) + 0.15 * -math.log(0.1)
     assert rank_nll(log_posterior, torch.tensor([1]), 0.3).item() == pytest.approx(smoothed)
+
+
+def test_ranking_info_nce_leaves_excluded_pairs_out_of_every_sum() -> None:
+    # keys: own key (excluded), translation (rank 1), a rank-2 key; N = 3
+    similarities = torch.tensor([[1.0, 0.8, 0.3]], dtype=torch.float64)
+    ranks = torch.tensor([[1, 1, 2]])
+    exclude = torch.tensor([[True, False, False]])
+    tau = [0.1, 0.2, 0.3]
+    term_1 = math.log(math.exp(0.8 / 0.1) / (math.exp(0.8 / 0.1) + math.exp(0.3 / 0.1)))  # rank 2 has no term below N
+    term_2 = 0.0  # rank 2: the only key of rank >= 2 is itself
+    assert ranking_info_nce(similarities, ranks, tau, exclude).item() == pytest.approx(-(term_1 + term_2), rel=1e-6)
+
+
+def test_rank_similarity_is_a_bias_corrected_moving_average() -> None:
+    similarity = RankSimilarity(3)
+    similarity.update(torch.tensor([0.9, 0.8, 0.2]), torch.tensor([1, 1, 3]), momentum=0.9)
+    # one update: the batch means themselves, not 0.1 of them; rank 2 never seen stays 0
+    torch.testing.assert_close(similarity.values(0.9), torch.tensor([0.85, 0.0, 0.2]))
+    similarity.update(torch.tensor([0.5]), torch.tensor([1]), momentum=0.9)
+    # two updates of rank 1: (0.9 * 0.1 * 0.85 + 0.1 * 0.5) / (1 - 0.81), the batches weighted 0.09 : 0.1
+    expected = (0.9 * 0.1 * 0.85 + 0.1 * 0.5) / (1 - 0.9**2)
+    assert similarity.values(0.9)[0].item() == pytest.approx(expected)
+    assert similarity.updates.tolist() == [2, 0, 1]
+    restored = RankSimilarity(3)
+    restored.load_values(similarity.values(0.9).tolist(), similarity.updates.tolist(), momentum=0.9)
+    torch.testing.assert_close(restored.average, similarity.average)
 
 
 def test_queue_is_first_in_first_out_with_wrap_around() -> None:
@@ -129,9 +167,14 @@ def test_momentum_update_is_an_exponential_moving_average() -> None:
         torch.testing.assert_close(new, 0.9 * old + 0.1 * target)
 
 
-def test_rank_similarities_start_from_the_paper_order() -> None:
-    state = EmmaxState(GaussianRankClassifier(2, 4), torch.nn.Linear(2, 2), torch.zeros(3, 2))
-    assert state.rank_similarity.tolist() == [1.0, 0.75, 0.5, 0.25]  # rank 1 (translation) most similar
+def test_em_rank_similarities_start_from_the_warmup_or_the_paper_grid() -> None:
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    loss = EmmaxEmLoss(_Encoder(), GaussianRankClassifier(4, 4), torch.randn(6, 4), [0.05, 0.075, 0.1, 0.125])
+    assert loss.rank_similarities().tolist() == [1.0, 0.75, 0.5, 0.25]  # no warm-up values: the paper's order
+    warm = EmmaxEmLoss(_Encoder(), GaussianRankClassifier(4, 4), torch.randn(6, 4), [0.05, 0.075, 0.1, 0.125],
+                       initial_rank_similarity=([0.95, 0.9, 0.85, 0.8], [10, 10, 10, 10]))
+    torch.testing.assert_close(warm.rank_similarities(), torch.tensor([0.95, 0.9, 0.85, 0.8]))
 
 
 @pytest.mark.parametrize("kind", ["gmm", "fcn"])
@@ -183,3 +226,97 @@ def test_em_step_pairs_each_anchor_with_its_own_key_at_rank_1() -> None:
     encoder.eval()
     loss([batch])  # an evaluation pass moves nothing
     assert loss.head.queue_position.item() == 3 and loss.head.rank_counts.sum().item() == 24
+
+
+class _FixedRanks(torch.nn.Module):
+    """A stand-in classifier whose argmax rank for each (anchor, key) pair is given."""
+
+    def __init__(self, ranks: torch.Tensor, count: int) -> None:
+        super().__init__()
+        self.fixed, self.ranks = ranks, count
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+
+    def log_posterior(self, difference: torch.Tensor) -> torch.Tensor:
+        one_hot = torch.nn.functional.one_hot(self.fixed - 1, self.ranks).float()
+        return torch.log_softmax(one_hot * 10 + self.weight, dim=-1)
+
+
+def test_translation_mask_pairs_first_and_second_sides() -> None:
+    mask = translation_mask(2, 5)  # anchors: pair 0 and 1 first sides, then their second sides; one queue key
+    assert mask.nonzero().tolist() == [[0, 2], [1, 3], [2, 0], [3, 1]]
+
+
+def test_em_e_step_with_bitext_sets_translations_and_masks_own_keys() -> None:
+    """Two pairs (anchors 0, 1 first sides; 2, 3 their translations), keys = the 4 batch keys + 2 queue keys."""
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    predicted = torch.tensor([[2, 3, 3, 3, 3, 2],
+                              [3, 2, 3, 3, 2, 3],
+                              [3, 3, 3, 3, 3, 3],
+                              [3, 3, 3, 1, 3, 3]])
+    loss = EmmaxEmLoss(_Encoder(), _FixedRanks(predicted, 3), torch.randn(2, 4), [0.05, 0.1, 0.15],
+                       initial_rank_similarity=([0.9, 0.5, 0.1], [5, 5, 5]))
+    similarities = torch.tensor([[1.0, 0.2, 0.85, 0.1, 0.45, 0.6],
+                                 [0.2, 1.0, 0.1, 0.8, 0.2, 0.35],
+                                 [0.85, 0.1, 1.0, 0.2, 0.0, 0.65],
+                                 [0.1, 0.8, 0.2, 1.0, 0.4, 0.12]])
+    step = loss.e_step(similarities, torch.zeros(4, 6, 4), batch_keys=True, parallel=True)
+    own = torch.eye(4, 6, dtype=torch.bool)
+    golden = translation_mask(2, 6)
+    assert torch.equal(step.exclude, own) and torch.equal(step.fixed, own | golden)
+    assert torch.equal(step.predicted, predicted)
+    # the encoder learns c_G, with each translation rank 1 (own keys excluded, whatever their label)
+    expected_encoder = predicted.clone()
+    expected_encoder[golden] = 1
+    assert torch.equal(step.encoder_targets, expected_encoder)
+    # the classifier learns c_M, the nearest of s = (0.9, 0.5, 0.1), with own keys and translations rank 1
+    nearest = torch.tensor([[1, 3, 1, 3, 2, 2],
+                            [3, 1, 3, 1, 3, 2],
+                            [1, 3, 1, 3, 3, 2],
+                            [3, 1, 3, 1, 2, 3]])
+    nearest[own | golden] = 1
+    assert torch.equal(step.classifier_targets, nearest)
+
+
+def test_em_e_step_without_bitext_makes_the_own_key_rank_1() -> None:
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    predicted = torch.tensor([[3, 2, 3], [2, 3, 3]])
+    loss = EmmaxEmLoss(_Encoder(), _FixedRanks(predicted, 3), torch.randn(1, 4), [0.05, 0.1, 0.15])
+    step = loss.e_step(torch.zeros(2, 3), torch.zeros(2, 3, 4), batch_keys=True, parallel=False)
+    assert step.exclude is None and step.encoder_targets.tolist() == [[1, 2, 3], [2, 1, 3]]
+
+
+def test_em_step_on_bitext_counts_only_decided_pairs_and_queues_both_sides() -> None:
+    from polyembed.methods.emmax.losses import EmmaxEmLoss
+
+    torch.manual_seed(0)
+    encoder = _Encoder()
+    loss = EmmaxEmLoss(encoder, GaussianRankClassifier(4, 3), torch.randn(8, 4), [0.05, 0.1, 0.15])
+    first, second = {"x": torch.randn(3, 4)}, {"x": torch.randn(3, 4)}
+    losses = loss([first, second])
+    assert set(losses) == {"ranking_info_nce", "rank_mle"} and losses["ranking_info_nce"].requires_grad
+    # 6 anchors x (6 batch keys + 8 queue keys), minus 6 own keys and 6 translations whose rank is known
+    assert loss.head.rank_counts.sum().item() == 6 * 14 - 12
+    assert loss.head.queue_position.item() == 6 and loss.rank_similarity.updates.min().item() >= 0
+
+
+def test_warmup_examples_come_in_both_orientations_with_their_similarities() -> None:
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss
+
+    torch.manual_seed(0)
+    first = torch.nn.functional.normalize(torch.randn(5, 4), dim=-1)
+    second = torch.nn.functional.normalize(torch.randn(5, 4), dim=-1)
+    loss = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4), mixup_examples=1)
+    differences, similarities, ranks = loss.labelled_examples(first, second)
+    assert differences.shape == (30, 4)  # 2 orientations x (translation, outlier, mixup) x 5 pairs
+    assert ranks[:5].tolist() == [1] * 5 and ranks[5:10].tolist() == [4] * 5
+    torch.testing.assert_close(differences[:5], first - second)
+    torch.testing.assert_close(differences[15:20], second - first)
+    torch.testing.assert_close(similarities[:5], (first * second).sum(-1))
+    one_way = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4), both_orientations=False)
+    assert one_way.labelled_examples(first, second)[0].shape == (15, 4)
+    plain = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4), mixup_examples=0)
+    plain.rank_likelihood(first, second, update=True)  # s_1 and s_N: the translations' and outliers' mean cosine
+    assert plain.rank_similarity.updates.tolist() == [1, 0, 0, 1]
+    assert plain.rank_similarities()[0].item() == pytest.approx((first * second).sum(-1).mean().item(), abs=1e-4)

@@ -38,10 +38,19 @@ def _warmup(model: Path, bitext: Path, out: Path, **extra: object) -> dict[str, 
 
 
 def _em(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
-    return {"student": str(tiny["warmup"]), "languages": ["sw"], "datasets": [],
+    """Phase 2 on monolingual text (the paper's reading): the user's Swahili file and the German bitext's sides."""
+    return {"student": str(tiny["warmup"]), "parallel": False, "languages": ["sw"], "datasets": [],
             "parallel_files": [f"de={tiny['bitext']}"], "text_files": [f"sw={tiny['text']}"],
             "dev_pairs_per_source": 16, "dev_sts_pairs": 0, "queue_size": 16, "batch_size": 8, "max_steps": 6,
             "eval_steps": 3, "precision": "fp32", "output_dir": str(out), **extra}
+
+
+def _em_bitext(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:
+    """Phase 2 on bitext (the default, the authors' code)."""
+    return {"student": str(tiny["warmup"]), "languages": [], "datasets": [],
+            "parallel_files": [f"de={tiny['bitext']}"], "dev_pairs_per_source": 16, "dev_sts_pairs": 0,
+            "queue_size": 16, "batch_size": 8, "max_steps": 6, "eval_steps": 3, "precision": "fp32",
+            "output_dir": str(out), **extra}
 
 
 def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny) -> None:
@@ -49,7 +58,12 @@ def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny) -> None:
     assert result["steps"] == 12
     assert (tiny["warmup"] / "emmax_classifier.json").is_file()
     assert json.loads((tiny["warmup"] / "emmax_classifier.json").read_text())["ranks"] == 4
-    assert {"eval_dev_mean_accuracy", "eval_dev_classifier_accuracy"} <= set(result["history"][-1])
+    assert {"eval_dev_mean_accuracy", "eval_dev_classifier_accuracy", "eval_dev_classifier_rank1_accuracy",
+            "eval_dev_translation_cosine", "eval_dev_random_cosine", "eval_dev_rank_1_similarity"} <= set(
+        result["history"][-1])
+    saved = json.loads((tiny["warmup"] / "emmax_classifier.json").read_text())
+    assert len(saved["rank_similarity"]) == 4 and min(saved["rank_similarity_updates"]) > 0  # s_r for phase 2
+    assert saved["rank_similarity"][0] > saved["rank_similarity"][3]  # translations closer than outliers
     from safetensors.torch import load_file
 
     from polyembed.methods.emmax.classifier import GaussianRankClassifier
@@ -74,6 +88,19 @@ def test_em_phase_reads_text_files_and_reports_rank_shares(tiny, tmp_path: Path)
     assert state["queue"].shape == (16, 32) and "queue_position" in state
     assert any(key.startswith("key_encoder.") for key in state)
     assert (tmp_path / "em" / "model" / "emmax_classifier.json").is_file()
+
+
+def test_em_phase_on_bitext_starts_from_the_warmups_rank_similarities(tiny, tmp_path: Path) -> None:
+    result = train("emmax-em", show_progress=False, **_em_bitext(tiny, tmp_path / "em"))
+    assert result.steps == 6 and result.details["parallel"] is True
+    assert result.details["pairs"]["de"] == len(PAIRS) - 16
+    saved = json.loads((tiny["warmup"] / "emmax_classifier.json").read_text())["rank_similarity"]
+    before = [result.details["before"][f"dev_rank_{r}_similarity"] for r in range(1, 5)]
+    assert before == pytest.approx(saved, abs=1e-6)
+    shares = [result.history[-1][f"eval_dev_rank_{r}_share"] for r in range(1, 5)]
+    assert sum(shares) == pytest.approx(1.0)
+    with pytest.raises(PolyembedError, match="monolingual text needs `parallel: false`"):
+        train("emmax-em", show_progress=False, **_em_bitext(tiny, tmp_path / "bad", text_files=[f"sw={tiny['text']}"]))
 
 
 def test_em_without_dual_supervision_keeps_the_warmup_classifier(tiny, tmp_path: Path) -> None:
@@ -126,7 +153,7 @@ def test_em_needs_a_warmup_model_and_at_least_two_ranks(tiny, tmp_path: Path) ->
 def test_sigkill_then_resume_matches_uninterrupted_run(tiny, tmp_path: Path) -> None:
     from tests.helpers import killed_and_uninterrupted_runs
 
-    options = _em(tiny, tmp_path / "unused", max_steps=12, eval_steps=4, save_total_limit=10)
+    options = _em_bitext(tiny, tmp_path / "unused", max_steps=12, eval_steps=4, save_total_limit=10)
     a, b = killed_and_uninterrupted_runs("emmax em", options, tmp_path, kill_at_step=8)
     assert a["steps"] == b["steps"] == 12
     for entry_a, entry_b in zip(a["history"], b["history"], strict=True):

@@ -1,6 +1,8 @@
-"""EMMA-X (Guo et al. 2023): a semantic-rank classifier and the encoder supervise each other in an EM loop on
-non-parallel text, after a warm-up of both on parallel pairs. Two stages: `polyembed train emmax warmup`
-(phase 1) and `polyembed train emmax em` (phase 2, from the warm-up's model folder)."""
+"""EMMA-X (Guo et al. 2023): a semantic-rank classifier and the encoder supervise each other in an EM loop,
+after a warm-up of both on parallel pairs. Two stages: `polyembed train emmax warmup` (phase 1) and
+`polyembed train emmax em` (phase 2, from the warm-up's model folder; on bitext as the authors' code trains it,
+or on monolingual text as the paper's Algorithm 1 reads). docs/methods/emmax.md compares every choice with the
+paper and the authors' code."""
 
 from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.emmax.classifier import FeedForwardRankClassifier, GaussianRankClassifier
@@ -28,8 +30,9 @@ EM = register_method(
         config_class=EmmaxEmConfig,
         prepare=prepare_em,
         build=build_em,
-        summary="EMMA-X phase 2: EM on non-parallel text; the classifier's ranks train the encoder (ranking "
-        "InfoNCE over a MoCo queue), the encoder's similarity ranks train the classifier.",
+        summary="EMMA-X phase 2: EM with dual supervision; the classifier's ranks train the encoder (ranking "
+        "InfoNCE over the batch and a MoCo queue, translations rank 1), the encoder's similarity ranks train the "
+        "classifier.",
         paper=PAPER,
         cli_group="emmax",
     )

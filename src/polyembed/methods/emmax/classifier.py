@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -87,19 +87,21 @@ def build_classifier(kind: str, dim: int, ranks: int) -> RankClassifier:
     return CLASSIFIERS[kind](dim, ranks)
 
 
-def save_classifier(classifier: RankClassifier, folder: str | Path) -> None:
-    """Write the classifier's kind, size and weights into `folder` (a model folder)."""
+def save_classifier(classifier: RankClassifier, folder: str | Path, extra: dict[str, Any] | None = None) -> None:
+    """Write the classifier's kind, size and weights into `folder` (a model folder), with `extra` JSON fields
+    (the rank similarities s_r that go with it)."""
     from safetensors.torch import save_file
 
     folder = Path(folder)
-    description = {"kind": classifier.kind, "dim": classifier.dim, "ranks": classifier.ranks}
+    description = {"kind": classifier.kind, "dim": classifier.dim, "ranks": classifier.ranks, **(extra or {})}
     (folder / CLASSIFIER_CONFIG).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     save_file({k: v.detach().contiguous().cpu() for k, v in classifier.state_dict().items()},
               str(folder / CLASSIFIER_WEIGHTS))
 
 
-def read_classifier_config(folder: str | Path) -> dict[str, int | str]:
-    """The saved classifier's kind, dim and ranks, without loading weights (a clear error when absent)."""
+def read_classifier_config(folder: str | Path) -> dict[str, Any]:
+    """The saved classifier's kind, dim and ranks (and the extra fields saved with it), without loading weights
+    (a clear error when absent)."""
     path = Path(folder) / CLASSIFIER_CONFIG
     if not path.is_file():
         raise PolyembedError(
@@ -108,7 +110,8 @@ def read_classifier_config(folder: str | Path) -> dict[str, int | str]:
         )
     try:
         description = json.loads(path.read_text(encoding="utf-8"))
-        return {"kind": str(description["kind"]), "dim": int(description["dim"]), "ranks": int(description["ranks"])}
+        return {**description, "kind": str(description["kind"]), "dim": int(description["dim"]),
+                "ranks": int(description["ranks"])}
     except (ValueError, KeyError, TypeError) as err:
         raise PolyembedError(f"{path}: not an EMMA-X classifier description ({err})") from err
 

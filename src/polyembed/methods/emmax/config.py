@@ -1,12 +1,10 @@
 """Options of EMMA-X (Guo et al. 2023): YAML keys and CLI flags of its two phases.
 
-Where the authors' code differs from the paper, the paper is the default and the code's value is an option:
-queue 768 there (`queue_size`, paper 256), per-rank temperatures 0.05..0.1 spaced linearly (`temperatures`;
-the paper fixes only their order), label smoothing 0.3 on the classifier (`label_smoothing`, paper none).
-The code numbers ranks the other way round (rank N = translation); here rank 1 is a translation, as in the
-paper, everywhere. One default follows MoCo (whose setting the paper says it uses) and the code rather than the
-paper's text: each anchor also meets its own key and the batch's keys (`own_key`); the queue alone made the
-miniature drift (see `EmmaxEmLoss`).
+Defaults follow the authors' code (github.com/guopingiie/EMMA-X) where it and the paper differ, and the paper
+where the code is silent; the other reading is an option. docs/methods/emmax.md has the parity table: every
+choice, its value in the paper, in the authors' code and here, and the reason for each difference.
+Ranks are numbered as in the paper everywhere (rank 1 = translation; the authors' code numbers them the other
+way round).
 """
 
 from __future__ import annotations
@@ -19,21 +17,29 @@ from polyembed.methods.base.config import BitextConfig
 
 WARMUP_LANGUAGES = ["de", "ru", "kk"]
 EM_LANGUAGES = ["de", "ru", "kk", "uz", "tt", "tk"]
+AUTHORS_LEARNING_RATE = 4e-5
 
 
 @dataclass
 class ClassifierOptions:
-    """How the semantic-rank classifier learns (both phases)."""
+    """How the semantic-rank classifier and the rank similarities learn (both phases)."""
 
-    classifier_learning_rate: float = option(
-        1e-3,
-        "Adam learning rate of the rank classifier (paper: 3e-5 at batch 1024 over millions of steps). 1e-3 is "
-        "chosen on held-out me5-small pairs (`benchmarks/emmax.py classifier`, two seeds): 1e-2 and above "
-        "overshoot in 384 dimensions, 3e-3 was a point lower.",
-        above=0,
+    learning_rate: float = option(
+        AUTHORS_LEARNING_RATE, "Peak learning rate of the encoder (the authors' code: 4e-5; paper: 5e-4).", above=0
     )
+    weight_decay: float = option(0.0, "AdamW weight decay of the encoder (the authors' code: 0).", minimum=0)
     label_smoothing: float = option(
-        0.0, "Label smoothing of the classifier's rank targets (paper: none; the authors' code: 0.3).", minimum=0,
+        0.3,
+        "Label smoothing eps of the classifier's rank targets: 1 - eps on the true rank, eps / (N - 1) on each "
+        "other (the authors' code: 0.3; paper: none).",
+        minimum=0,
+        below=1,
+    )
+    rank_similarity_momentum: float = option(
+        0.999,
+        "epsilon of Eq. 11, the moving average of each rank's similarity s_r (the authors' code: 0.999), "
+        "bias-corrected for its zero start.",
+        minimum=0,
         below=1,
     )
 
@@ -43,6 +49,13 @@ class EmmaxWarmupConfig(ClassifierOptions, BitextConfig):
     """Phase 1: the encoder with InfoNCE on parallel pairs, the classifier by maximum likelihood on rank 1
     (translations), rank N (an outlier of the batch) and mixup examples between them (Eq. 2-4)."""
 
+    classifier_learning_rate: float = option(
+        1e-3,
+        "Adam learning rate of the rank classifier in the warm-up (the authors' code: the encoder's; paper: 3e-5, "
+        "both over millions of pairs). 1e-3 is chosen on held-out me5-small pairs (`benchmarks/emmax.py "
+        "classifier`, two seeds): a few hundred steps at the encoder's rate leave the classifier near chance.",
+        above=0,
+    )
     languages: list[str] = option(WARMUP_LANGUAGES, "Non-English languages of the parallel warm-up.")
     datasets: list[str] = option(["tatoeba-challenge"], "Registry datasets to draw the warm-up bitext from.")
     ranks: int = option(4, "N, the number of semantic ranks (paper: 4); at least 2.", minimum=2)
@@ -52,6 +65,16 @@ class EmmaxWarmupConfig(ClassifierOptions, BitextConfig):
     mixup_examples: int = option(
         1, "Virtual examples per pair between the translation and the outlier (Eq. 3); 0 disables mixup.", minimum=0
     )
+    mixup_rule: Literal["uniform", "ceil"] = option(
+        "uniform",
+        "Rank of a mixup example: 'uniform' bins of lambda, 1 / N each (the authors' code) or 'ceil', "
+        "ceil((1 - lambda) + lambda N) (the paper, after Eq. 3: rank 1 never drawn).",
+    )
+    both_orientations: bool = option(
+        True,
+        "Feed the classifier each example both ways (x - y and y - x), as phase 2 and the authors' classifier "
+        "stage do; off: English minus the other side only.",
+    )
     temperature: float = option(0.05, "InfoNCE temperature of the encoder on parallel pairs (Eq. 2).", above=0)
     max_seq_length: int = option(64, "Maximum tokens per sentence.", minimum=8)
     output_dir: str = option("runs/emmax-warmup", "Run folder: config.yaml, checkpoints/, model/, training.json.")
@@ -59,39 +82,54 @@ class EmmaxWarmupConfig(ClassifierOptions, BitextConfig):
 
 @dataclass
 class EmmaxEmConfig(ClassifierOptions, BitextConfig):
-    """Phase 2: EM on non-parallel text. Anchors meet a MoCo queue of random sentences; the classifier's
-    argmax rank trains the encoder (ranking InfoNCE), the encoder's similarity rank trains the classifier."""
+    """Phase 2: EM with dual supervision. Anchors meet the batch's keys and a MoCo queue; the classifier's argmax
+    rank trains the encoder (ranking InfoNCE), the encoder's similarity rank trains the classifier. By default
+    on bitext with the translation as rank 1 (the authors' code); `parallel: false` for monolingual text."""
 
     student: str = option(
         "", "The warm-up's model folder (it holds the rank classifier): `polyembed train emmax warmup` output."
     )
+    parallel: bool = option(
+        True,
+        "Train on bitext, both sides of each pair in one batch, each anchor's translation rank 1 for encoder and "
+        "classifier (the authors' code); false: the sides shuffled apart into monolingual text, no translation "
+        "in the batch (the paper's Algorithm 1).",
+    )
+    classifier_learning_rate: float | None = option(
+        None,
+        "Adam learning rate of the rank classifier; unset: the encoder's (the authors' code trains both in one "
+        "optimizer group; paper: 3e-5).",
+        above=0,
+    )
     languages: list[str] = option(
         EM_LANGUAGES,
-        "Languages whose text feeds the EM phase: both sides of their registry bitext, each side shuffled on its "
-        "own so that no pair stays aligned, plus text_files.",
+        "Languages of the EM phase: their registry bitext (and parallel_files); with `parallel: false` both "
+        "sides, each shuffled on its own so that no pair stays aligned, plus text_files.",
     )
-    datasets: list[str] = option(["tatoeba-challenge"], "Registry bitext whose sides become monolingual text.")
+    datasets: list[str] = option(["tatoeba-challenge"], "Registry bitext of the EM phase.")
     text_files: list[str] = option(
-        [], "Monolingual text of your own: 'LANG=FILE' (one sentence per line); a language may have only these."
+        [],
+        "Monolingual text of your own: 'LANG=FILE' (one sentence per line); a language may have only these. "
+        "Needs `parallel: false`.",
     )
-    english_text: bool = option(True, "Add the English sides of the bitext (shuffled) to the text.")
+    english_text: bool = option(True, "With `parallel: false`: add the English sides of the bitext (shuffled).")
     max_sentences_per_language: int | None = option(
-        None, "Cap on each language's sentences (a seeded sample).", minimum=1
+        None, "With `parallel: false`: cap on each language's sentences (a seeded sample).", minimum=1
     )
-    queue_size: int = option(256, "K, the MoCo queue of random sentences (paper: 256; authors' code: 768).", minimum=2)
-    momentum: float = option(0.999, "Momentum of the key encoder (paper: 0.999).", minimum=0, maximum=1)
+    queue_size: int = option(768, "K, the MoCo queue of random sentences (the authors' code: 768; paper: 256).",
+                             minimum=2)
+    momentum: float = option(0.999, "Momentum of the key encoder (paper and the authors' code: 0.999).", minimum=0,
+                             maximum=1)
     temperatures: list[float] = option(
         [],
-        "Per-rank temperatures tau_1 < ... < tau_N of ranking InfoNCE (N values, increasing); empty: 0.05 to 0.1 "
-        "spaced linearly (the authors' code).",
-    )
-    rank_similarity_momentum: float = option(
-        0.9, "epsilon of Eq. 11, the moving average of each rank's similarity s_r.", minimum=0, maximum=1
+        "Per-rank temperatures tau_1 < ... < tau_N of ranking InfoNCE (N values, increasing; tau_N has no term); "
+        "empty: 0.05 to 0.1 spaced linearly over ranks 1 to N - 1 (the authors' code).",
     )
     own_key: bool = option(
         True,
-        "Compare each anchor with its own key (rank 1 by construction) and the batch's other keys as well as the "
-        "queue, as MoCo and the authors' code do; off: the queue only, as the paper's text reads.",
+        "With `parallel: false`: compare each anchor with its own key (its rank 1, MoCo's positive) and the "
+        "batch's other keys as well as the queue; off: the queue only, as the paper's text reads. With bitext the "
+        "batch's keys are always compared and the own key is left out of the encoder's loss (the authors' code).",
     )
     dual_supervision: bool = option(
         True,

@@ -16,10 +16,14 @@ class EmmaxEvaluator(SentenceEvaluator):
 
     - `src2trg_accuracy`, `trg2src_accuracy`, `mean_accuracy`: nearest-neighbour retrieval of the translation
       (English -> other, other -> English), as sentence-transformers' TranslationEvaluator;
-    - `classifier_accuracy`: the classifier's argmax is rank 1 for a translation and rank N for the English of
-      the next pair, averaged over both;
-    - phase 2 only: `rank_R_share` (share of training pairs the classifier put in rank R since the last
-      evaluation; the counts restart after each) and `rank_R_similarity` (s_R)."""
+    - `classifier_rank1_accuracy`: the share of held-out translations the classifier puts in rank 1, and
+      `classifier_rankN_accuracy` the share of mismatched pairs (each English with the next pair's other side)
+      in rank N, both orientations (English minus other and the reverse) counted; `classifier_accuracy` their
+      mean;
+    - `translation_cosine`, `random_cosine`: mean cosine of the held-out translations and of the mismatched
+      pairs (the geometry the ranks are cut from);
+    - `rank_R_similarity` (s_R) and, in phase 2, `rank_R_share` (share of the training pairs whose rank the
+      classifier decided that it put in rank R since the last evaluation; the counts restart after each)."""
 
     def __init__(self, english: list[str], other: list[str], loss: Any, batch_size: int = 32,
                  name: str = "dev") -> None:
@@ -42,18 +46,24 @@ class EmmaxEvaluator(SentenceEvaluator):
         classifier = self.loss.classifier
         device = next(classifier.parameters()).device
         other, english = other.to(device), english.to(device)
-        # English minus the other side, as the warm-up's pairs (English column first) are fed to the classifier
-        matched = classifier.log_posterior(english - other).argmax(dim=-1) == 0
-        mismatched = classifier.log_posterior(english - other.roll(1, dims=0)).argmax(dim=-1) == classifier.ranks - 1
+        mismatched = other.roll(1, dims=0)
+        rank1 = torch.cat([classifier.log_posterior(a - b).argmax(dim=-1) == 0
+                           for a, b in ((english, other), (other, english))]).float().mean().item()
+        rank_n = torch.cat([classifier.log_posterior(a - b).argmax(dim=-1) == classifier.ranks - 1
+                            for a, b in ((english, mismatched), (mismatched, english))]).float().mean().item()
         metrics = {"src2trg_accuracy": src2trg, "trg2src_accuracy": trg2src, "mean_accuracy": (src2trg + trg2src) / 2,
-                   "classifier_accuracy": (matched.float().mean().item() + mismatched.float().mean().item()) / 2}
-        state = self.loss.head
-        if hasattr(state, "rank_counts"):
-            total = float(state.rank_counts.sum())
+                   "classifier_rank1_accuracy": rank1, "classifier_rankN_accuracy": rank_n,
+                   "classifier_accuracy": (rank1 + rank_n) / 2,
+                   "translation_cosine": (english * other).sum(-1).mean().item(),
+                   "random_cosine": (english * mismatched).sum(-1).mean().item()}
+        for rank, value in enumerate(self.loss.rank_similarities().tolist(), start=1):
+            metrics[f"rank_{rank}_similarity"] = float(value)
+        counts = getattr(self.loss.head, "rank_counts", None)
+        if counts is not None:
+            total = float(counts.sum())
             for rank in range(classifier.ranks):
-                metrics[f"rank_{rank + 1}_share"] = float(state.rank_counts[rank]) / total if total else 0.0
-                metrics[f"rank_{rank + 1}_similarity"] = float(state.rank_similarity[rank])
-            state.rank_counts.zero_()
+                metrics[f"rank_{rank + 1}_share"] = float(counts[rank]) / total if total else 0.0
+            counts.zero_()
         metrics = self.prefix_name_to_metrics(metrics, self.name)
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)

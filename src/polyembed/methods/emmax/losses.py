@@ -2,23 +2,21 @@
 
 - `EmmaxWarmupLoss` (phase 1, parallel pairs): InfoNCE of the encoder over in-batch translations (Eq. 2),
   plus the classifier's maximum likelihood (Eq. 4) on rank 1 for each translation, rank N for an outlier (the
-  translation of another pair of the batch) and mixup examples between the two (Eq. 3) whose rank is
-  ceil((1 - lambda) * 1 + lambda * N).
-- `EmmaxEmLoss` (phase 2, non-parallel text): anchors against a MoCo queue of random sentences embedded by a
-  momentum key encoder, and (`own_key`, the default) against the keys of the batch itself, as in MoCo: each
-  anchor's own key is rank 1 by construction, the other anchors' keys are random sentences. E-step: the
-  classifier's argmax rank c_G (Eq. 9) and the encoder's rank c_M, the nearest moving-average similarity s_r
-  (Eq. 10). M-step, in the same optimizer step as Algorithm 1: ranking
-  InfoNCE of the encoder on c_G (Eq. 7 / Eq. 20) and the classifier's likelihood of c_M (Eq. 6); then s_r
-  moves towards the mean similarity of the pairs in rank r (Eq. 11) and the batch's keys replace the oldest of
-  the queue. The key encoder takes its momentum step before the keys are computed (MoCo's order).
+  translation of another pair of the batch) and mixup examples between the two (Eq. 3), in both orientations
+  (x - y and y - x, as phase 2 will feed them). It also starts the rank similarities s_r (`RankSimilarity`)
+  from the similarities of those labelled examples, as the authors' classifier stage does.
+- `EmmaxEmLoss` (phase 2): anchors against the keys of the batch (a momentum key encoder's embeddings) and a
+  MoCo queue. E-step: the classifier's argmax rank c_G (Eq. 9) and the encoder's rank c_M, the nearest s_r
+  (Eq. 10). M-step, in the same optimizer step as Algorithm 1: ranking InfoNCE of the encoder on c_G (Eq. 7 /
+  Eq. 20) and the classifier's likelihood of c_M (Eq. 6); then s_r moves towards the mean similarity of the
+  pairs the classifier put in rank r (Eq. 11) and the batch's keys replace the oldest of the queue. The key
+  encoder takes its momentum step before the keys are computed (MoCo's order).
 
-Why the own key: with the queue alone (the paper's text) a miniature has almost no translation among the random
-keys, so the encoder's rank 1 fills with the nearest unrelated sentences and dual supervision teaches the
-classifier that this is what rank 1 means: in the benchmark's queue-only run the classifier's dev accuracy fell
-to chance and dev retrieval from 0.83 to 0.75 between steps 37 and 75 (docs/benchmarks.md, EMMA-X ablations).
-The paper trains "with the same setting as MoCo", whose positive is the anchor's own key, and the authors' code
-compares each anchor with its own key too.
+  With bitext (the default, as the authors' code trains phase 2: both sides of each pair in one batch), each
+  anchor's translation is rank 1 for both modules and its own key, a copy of itself, is masked out of the
+  encoder's loss (the authors' `logits_mask`) while the classifier still learns it as rank 1. With monolingual
+  text (the paper's Algorithm 1) there is no translation; `own_key` then makes the own key the encoder's rank 1
+  too, as MoCo's positive (off: the queue alone, the paper's text).
 
 Each module trains on its own objective only: the classifier sees detached embeddings, and the ranks that
 supervise the other side carry no gradient. Embeddings are L2-normalised before both (the paper's analysis
@@ -30,6 +28,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -38,41 +37,93 @@ from torch.nn import functional as F
 
 from polyembed.methods.emmax.classifier import RankClassifier
 
+MIXUP_RULES = ("uniform", "ceil")
 
-def mixup_rank(lambdas: torch.Tensor, ranks: int) -> torch.Tensor:
-    """The rank of a virtual example (1 - lambda) * translation + lambda * outlier (the rule after Eq. 3):
-    ceil((1 - lambda) * 1 + lambda * N), so lambda = 0 is rank 1 and any lambda > 0 is at least rank 2."""
-    return torch.ceil((1 - lambdas) * 1 + lambdas * ranks).long().clamp(1, ranks)
+
+def mixup_rank(lambdas: torch.Tensor, ranks: int, rule: str = "uniform") -> torch.Tensor:
+    """The rank of a virtual example (1 - lambda) * translation + lambda * outlier.
+
+    'uniform' (the authors' code, whose bins are the classifier's prior, uniform when it starts): lambda in
+    [(r - 1) / N, r / N) is rank r, so every rank gets a share 1 / N. 'ceil' (the rule after the paper's Eq. 3):
+    ceil((1 - lambda) * 1 + lambda * N), so lambda = 0 is rank 1 and any lambda > 0 at least rank 2."""
+    if rule == "ceil":
+        return torch.ceil((1 - lambdas) * 1 + lambdas * ranks).long().clamp(1, ranks)
+    if rule != "uniform":
+        raise ValueError(f"mixup rule '{rule}' is not one of {', '.join(MIXUP_RULES)}")
+    return (torch.floor(lambdas * ranks).long() + 1).clamp(1, ranks)
 
 
 def rank_nll(log_posterior: torch.Tensor, ranks: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
-    """Mean negative log-likelihood of 1-based `ranks` under `log_posterior` (... x N), with optional label
-    smoothing (a share of the target spread evenly over all ranks)."""
+    """Mean negative log-likelihood of 1-based `ranks` under `log_posterior` (... x N). Label smoothing eps as
+    the authors' code smooths the classifier (`--rank-confidence`): target 1 - eps on the true rank and
+    eps / (N - 1) on each other rank."""
     log_posterior = log_posterior.reshape(-1, log_posterior.shape[-1])
     targets = ranks.reshape(-1) - 1
     nll = -log_posterior.gather(1, targets[:, None]).squeeze(1)
     if label_smoothing:
-        nll = (1 - label_smoothing) * nll - label_smoothing * log_posterior.mean(dim=1)
+        others = -(log_posterior.sum(dim=1) + nll) / (log_posterior.shape[1] - 1)  # mean NLL of the other ranks
+        nll = (1 - label_smoothing) * nll + label_smoothing * others
     return nll.mean()
 
 
-def ranking_info_nce(similarities: torch.Tensor, ranks: torch.Tensor, temperatures: Sequence[float]) -> torch.Tensor:
+def ranking_info_nce(similarities: torch.Tensor, ranks: torch.Tensor, temperatures: Sequence[float],
+                     exclude: torch.Tensor | None = None) -> torch.Tensor:
     """Ranking InfoNCE (Eq. 7 with the temperatures of Eq. 20; Hoffmann et al. 2022).
 
-    `similarities` and `ranks` are (anchors x keys), ranks 1-based. For each anchor and each rank r < N that
-    holds at least one key, the term is log(sum over keys of rank r of exp(s / tau_r)) minus log(sum over keys
-    of rank >= r of exp(s / tau_r)); the loss is minus the sum of the terms, averaged over anchors."""
+    `similarities` and `ranks` are (anchors x keys), ranks 1-based; `exclude` (bool, same shape) removes pairs
+    from every numerator and denominator (an anchor's own key in phase 2 with bitext). For each anchor and each
+    rank r < N that holds at least one key, the term is log(sum over keys of rank r of exp(s / tau_r)) minus
+    log(sum over keys of rank >= r of exp(s / tau_r)); the loss is minus the sum of the terms, averaged over
+    anchors."""
     total = similarities.sum() * 0.0  # keeps the graph when no anchor has a key below rank N
+    kept = ~exclude if exclude is not None else torch.ones_like(ranks, dtype=torch.bool)
     for rank in range(1, len(temperatures)):
         logits = similarities / temperatures[rank - 1]
-        positive = ranks == rank
+        positive = (ranks == rank) & kept
         present = positive.any(dim=1)
         if not present.any():
             continue
         numerator = torch.logsumexp(logits.masked_fill(~positive, -math.inf), dim=1)
-        denominator = torch.logsumexp(logits.masked_fill(ranks < rank, -math.inf), dim=1)
+        denominator = torch.logsumexp(logits.masked_fill((ranks < rank) | ~kept, -math.inf), dim=1)
         total = total - (numerator - denominator)[present].sum()
     return total / len(similarities)
+
+
+class RankSimilarity(nn.Module):
+    """s_r, each rank's moving-average similarity (Eq. 11): s_r <- eps * s_r + (1 - eps) * (mean similarity of
+    the batch's pairs in rank r), for the ranks present in the batch.
+
+    The authors start s_r at zero with eps = 0.999 and run millions of steps, after which the start no longer
+    matters. A miniature's few hundred steps would leave s_r near zero (0.999^150 = 0.86 of the start), so the
+    average is bias-corrected as Adam's moments are: divided by 1 - eps^t, t the rank's number of updates.
+    The weights on the batches are the authors'; only the pull towards the zero start is gone."""
+
+    def __init__(self, ranks: int) -> None:
+        super().__init__()
+        self.register_buffer("average", torch.zeros(ranks))
+        self.register_buffer("updates", torch.zeros(ranks))
+
+    def values(self, momentum: float) -> torch.Tensor:
+        """The bias-corrected s_r (0 for a rank never updated)."""
+        correction = 1 - torch.pow(torch.full_like(self.updates, momentum), self.updates)
+        return torch.where(self.updates > 0, self.average / correction.clamp_min(1e-12), torch.zeros_like(self.average))
+
+    @torch.no_grad()
+    def update(self, similarities: torch.Tensor, ranks: torch.Tensor, momentum: float) -> None:
+        """One step of Eq. 11 from `similarities` and their 1-based `ranks` (same shape)."""
+        for rank in range(1, len(self.average) + 1):
+            chosen = ranks == rank
+            if chosen.any():
+                mean = similarities[chosen].mean()
+                self.average[rank - 1] = momentum * self.average[rank - 1] + (1 - momentum) * mean
+                self.updates[rank - 1] += 1
+
+    def load_values(self, values: Sequence[float], updates: Sequence[float], momentum: float) -> None:
+        """Continue from saved bias-corrected values (the warm-up's) and their update counts."""
+        counts = torch.tensor(list(updates), dtype=self.updates.dtype)
+        correction = 1 - torch.pow(torch.full_like(counts, momentum), counts)
+        self.updates.copy_(counts)
+        self.average.copy_(torch.tensor(list(values), dtype=self.average.dtype) * correction)
 
 
 def _embed(model: Any, features: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -92,38 +143,65 @@ class EmmaxWarmupLoss(nn.Module):
     """
 
     def __init__(self, model: Any, classifier: RankClassifier, temperature: float = 0.05, mixup_examples: int = 1,
-                 label_smoothing: float = 0.0) -> None:
+                 label_smoothing: float = 0.0, mixup_rule: str = "uniform", both_orientations: bool = True,
+                 rank_similarity_momentum: float = 0.999) -> None:
         super().__init__()
         self.model = model
-        self.head = nn.ModuleDict({"classifier": classifier})
+        self.head = nn.ModuleDict({"classifier": classifier, "rank_similarity": RankSimilarity(classifier.ranks)})
         self.temperature, self.mixup_examples, self.label_smoothing = temperature, mixup_examples, label_smoothing
+        self.mixup_rule, self.both_orientations = mixup_rule, both_orientations
+        self.rank_similarity_momentum = rank_similarity_momentum
 
     @property
     def classifier(self) -> RankClassifier:
         return self.head["classifier"]  # type: ignore[return-value]
 
+    @property
+    def rank_similarity(self) -> RankSimilarity:
+        return self.head["rank_similarity"]  # type: ignore[return-value]
+
+    def rank_similarities(self) -> torch.Tensor:
+        """The current s_r (0 for a rank no example has had yet)."""
+        return self.rank_similarity.values(self.rank_similarity_momentum)
+
     def forward(self, features: list[dict[str, torch.Tensor]], labels: Any = None) -> dict[str, torch.Tensor]:
         first, second = (_embed(self.model, f) for f in features)
         scores = first @ second.T / self.temperature
         info_nce = F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
-        return {"info_nce": info_nce, "rank_mle": self.rank_likelihood(first.detach(), second.detach())}
+        update = getattr(self.model, "training", False)  # a training step, not an evaluation: s_r moves on
+        return {"info_nce": info_nce, "rank_mle": self.rank_likelihood(first.detach(), second.detach(), update)}
 
-    def rank_likelihood(self, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
-        """Eq. 4: rank 1 for (x, y), rank N for (x, y') with y' another pair's translation, and `mixup_examples`
-        virtual (x, (1 - lambda) y + lambda y') per pair at their ceil rank."""
+    def labelled_examples(self, first: torch.Tensor, second: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                       torch.Tensor]:
+        """(differences, similarities, 1-based ranks) of Eq. 4's examples: rank 1 for (x, y), rank N for (x, y')
+        with y' another pair's translation, and `mixup_examples` virtual (x, (1 - lambda) y + lambda y') per pair
+        at their rank (`mixup_rank`); with `both_orientations` also every example with its sides swapped."""
         ranks = self.classifier.ranks
         size = len(first)
         shift = int(torch.randint(1, size, ()).item()) if size > 1 else 0
-        outlier = second.roll(shift, dims=0)  # each pair meets a translation that is not its own
-        differences = [first - second, first - outlier]
-        targets = [torch.ones(size, dtype=torch.long, device=first.device),
-                   torch.full((size,), ranks, dtype=torch.long, device=first.device)]
-        for _ in range(self.mixup_examples):
-            lambdas = torch.rand(size, 1, device=first.device)
-            differences.append(first - F.normalize((1 - lambdas) * second + lambdas * outlier, dim=-1))
-            targets.append(mixup_rank(lambdas.squeeze(1), ranks))
-        log_posterior = self.classifier.log_posterior(torch.cat(differences))
-        return rank_nll(log_posterior, torch.cat(targets), self.label_smoothing)
+        sides = [(first, second), (second, first)] if self.both_orientations else [(first, second)]
+        anchors, others, targets = [], [], []
+        for anchor, translation in sides:
+            outlier = translation.roll(shift, dims=0)  # each pair meets a translation that is not its own
+            anchors += [anchor, anchor]
+            others += [translation, outlier]
+            targets += [torch.ones(size, dtype=torch.long, device=first.device),
+                        torch.full((size,), ranks, dtype=torch.long, device=first.device)]
+            for _ in range(self.mixup_examples):
+                lambdas = torch.rand(size, 1, device=first.device)
+                anchors.append(anchor)
+                others.append(F.normalize((1 - lambdas) * translation + lambdas * outlier, dim=-1))
+                targets.append(mixup_rank(lambdas.squeeze(1), ranks, self.mixup_rule))
+        anchor_rows, other_rows = torch.cat(anchors), torch.cat(others)
+        return anchor_rows - other_rows, (anchor_rows * other_rows).sum(-1), torch.cat(targets)
+
+    def rank_likelihood(self, first: torch.Tensor, second: torch.Tensor, update: bool = False) -> torch.Tensor:
+        """Eq. 4 over `labelled_examples`; `update` also moves s_r towards each rank's mean similarity (as the
+        authors' classifier stage does), so phase 2 starts from rank similarities of this encoder."""
+        differences, similarities, targets = self.labelled_examples(first, second)
+        if update:
+            self.rank_similarity.update(similarities, targets, self.rank_similarity_momentum)
+        return rank_nll(self.classifier.log_posterior(differences), targets, self.label_smoothing)
 
 
 class EmmaxState(nn.Module):
@@ -136,10 +214,9 @@ class EmmaxState(nn.Module):
         ranks = classifier.ranks
         self.classifier = classifier
         self.key_encoder = key_encoder
+        self.rank_similarity = RankSimilarity(ranks)
         self.register_buffer("queue", F.normalize(queue, dim=-1))
         self.register_buffer("queue_position", torch.zeros((), dtype=torch.long))
-        # s_r = (N + 1 - r) / N: the paper's r / N with its rank 1 as the most similar (s_1 = 1, s_N = 1 / N).
-        self.register_buffer("rank_similarity", (ranks + 1 - torch.arange(1, ranks + 1)).float() / ranks)
         self.register_buffer("rank_counts", torch.zeros(ranks))
 
     def enqueue(self, keys: torch.Tensor) -> None:
@@ -157,21 +234,47 @@ class EmmaxState(nn.Module):
             key.mul_(momentum).add_(query.detach(), alpha=1 - momentum)
 
 
+@dataclass
+class EStep:
+    """Phase 2's E-step over (anchors x keys): the classifier's own ranks c_G (`predicted`), the encoder's
+    targets (c_G with the known pairs set), the classifier's targets (c_M with the known pairs set), the pairs
+    whose rank is known rather than decided (`fixed`: own keys, translations) and the pairs left out of the
+    encoder's loss (`exclude`: own keys with bitext)."""
+
+    predicted: torch.Tensor
+    encoder_targets: torch.Tensor
+    classifier_targets: torch.Tensor
+    fixed: torch.Tensor
+    exclude: torch.Tensor | None
+
+
+def translation_mask(pairs: int, keys: int, device: Any = None) -> torch.Tensor:
+    """(2 * pairs) x keys, True where key j is anchor i's translation: the batch holds the first sides of
+    `pairs` pairs, then their second sides, so row i and row (i + pairs) mod 2 * pairs are translations."""
+    rows = torch.arange(2 * pairs, device=device)
+    mask = torch.zeros(2 * pairs, keys, dtype=torch.bool, device=device)
+    mask[rows, (rows + pairs) % (2 * pairs)] = True
+    return mask
+
+
 class EmmaxEmLoss(nn.Module):
     """Phase 2 of EMMA-X: EM with dual supervision between the encoder and the rank classifier (Eq. 6-11).
 
-    Inputs: a dataset of one text column (multilingual sentences, no pairs). The queue starts filled with
-    `initial_queue` (embeddings of random sentences). Paper: Guo et al. 2023, EMMA-X, sections 3.3-3.4.
+    Inputs: a dataset of two text columns (a sentence, its translation: the authors' phase 2) or of one
+    (monolingual sentences: the paper's Algorithm 1). The queue starts filled with `initial_queue` (embeddings
+    of random sentences); s_r start from `initial_rank_similarity` (the warm-up's values and update counts).
+    Paper: Guo et al. 2023, EMMA-X, sections 3.3-3.4.
 
     Example::
 
-        loss = EmmaxEmLoss(model, classifier, initial_queue, temperatures=[0.05, 0.067, 0.083, 0.1])
-        Dataset.from_dict({"text": sentences})
+        loss = EmmaxEmLoss(model, classifier, initial_queue, temperatures=[0.05, 0.075, 0.1, 0.125])
+        Dataset.from_dict({"english": en, "other": de})
     """
 
     def __init__(self, model: Any, classifier: RankClassifier, initial_queue: torch.Tensor,
-                 temperatures: Sequence[float], momentum: float = 0.999, rank_similarity_momentum: float = 0.9,
-                 dual_supervision: bool = True, label_smoothing: float = 0.0, own_key: bool = True) -> None:
+                 temperatures: Sequence[float], momentum: float = 0.999, rank_similarity_momentum: float = 0.999,
+                 dual_supervision: bool = True, label_smoothing: float = 0.0, own_key: bool = True,
+                 initial_rank_similarity: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
         super().__init__()
         if len(temperatures) != classifier.ranks:
             raise ValueError(f"{len(temperatures)} temperatures for {classifier.ranks} ranks")
@@ -180,6 +283,8 @@ class EmmaxEmLoss(nn.Module):
         key_encoder.eval()
         key_encoder.requires_grad_(False)
         self.head = EmmaxState(classifier, key_encoder, initial_queue)
+        if initial_rank_similarity is not None:
+            self.head.rank_similarity.load_values(*initial_rank_similarity, momentum=rank_similarity_momentum)
         if not dual_supervision:
             classifier.requires_grad_(False)
         self.temperatures = list(temperatures)
@@ -190,50 +295,76 @@ class EmmaxEmLoss(nn.Module):
     def classifier(self) -> RankClassifier:
         return self.head.classifier
 
+    @property
+    def rank_similarity(self) -> RankSimilarity:
+        return self.head.rank_similarity
+
+    def rank_similarities(self) -> torch.Tensor:
+        """The current s_r; a rank never updated (no warm-up values) takes the paper's grid (N + 1 - r) / N,
+        replaced by its batch mean at its first update."""
+        ranks = self.classifier.ranks
+        grid = (ranks + 1 - torch.arange(1, ranks + 1, device=self.rank_similarity.updates.device)).float() / ranks
+        updated = self.rank_similarity.updates > 0
+        return torch.where(updated, self.rank_similarity.values(self.rank_similarity_momentum), grid)
+
     def encoder_ranks(self, similarities: torch.Tensor) -> torch.Tensor:
         """c_M (Eq. 10): the rank whose moving-average similarity s_r is nearest, 1-based."""
-        return (similarities.unsqueeze(-1) - self.head.rank_similarity).abs().argmin(dim=-1) + 1
+        return (similarities.unsqueeze(-1) - self.rank_similarities()).abs().argmin(dim=-1) + 1
 
     def forward(self, features: list[dict[str, torch.Tensor]], labels: Any = None) -> dict[str, torch.Tensor]:
         state = self.head
         training = self.model.training  # a training step, not an evaluation: the state moves on
         if training:
             state.momentum_update(self.model, self.momentum)
-        anchors = _embed(self.model, features[0])
+        anchors = torch.cat([_embed(self.model, f) for f in features])
         with torch.no_grad():
-            own_keys = _embed(state.key_encoder, features[0])
-        compared = torch.cat([own_keys, state.queue.clone()]) if self.own_key else state.queue.clone()
+            own_keys = torch.cat([_embed(state.key_encoder, f) for f in features])
+        parallel = len(features) == 2
+        batch_keys = parallel or self.own_key
+        compared = torch.cat([own_keys, state.queue.clone()]) if batch_keys else state.queue.clone()
         similarities = anchors @ compared.T
         differences = anchors.detach().unsqueeze(1) - compared.unsqueeze(0)
-        with torch.no_grad():  # E-step: each module's rank for every (anchor, key) pair
-            classifier_ranks = self.classifier.log_posterior(differences).argmax(dim=-1) + 1
-            encoder_ranks = self.encoder_ranks(similarities.detach())
-            if self.own_key:  # MoCo's positive: an anchor and its own key are rank 1 by construction
-                own = torch.arange(len(anchors), device=anchors.device)
-                classifier_ranks[own, own] = 1
-                encoder_ranks[own, own] = 1
-        losses = {"ranking_info_nce": ranking_info_nce(similarities, classifier_ranks, self.temperatures)}
+        step = self.e_step(similarities.detach(), differences, batch_keys, parallel)
+        losses = {"ranking_info_nce": ranking_info_nce(similarities, step.encoder_targets, self.temperatures,
+                                                       step.exclude)}
         if self.dual_supervision:
-            losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), encoder_ranks,
+            losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), step.classifier_targets,
                                           self.label_smoothing)
         if training:
-            self._after_step(similarities.detach(), classifier_ranks, own_keys)
+            self._after_step(similarities.detach(), step.predicted, step.fixed, own_keys)
         return losses
 
     @torch.no_grad()
-    def _after_step(self, similarities: torch.Tensor, classifier_ranks: torch.Tensor, own_keys: torch.Tensor) -> None:
-        """Eq. 11 for every rank in use, the counts of the classifier's own decisions (the own-key pairs are
-        fixed, not decided) and the batch's keys into the queue."""
+    def e_step(self, similarities: torch.Tensor, differences: torch.Tensor, batch_keys: bool,
+               parallel: bool) -> EStep:
+        """Each module's rank for every (anchor, key) pair; the keys start with the batch's own (`batch_keys`),
+        which with bitext (`parallel`) hold the first sides of the pairs, then the second sides."""
+        predicted = self.classifier.log_posterior(differences).argmax(dim=-1) + 1  # c_G
+        encoder_targets, classifier_targets = predicted.clone(), self.encoder_ranks(similarities)
+        fixed = torch.zeros_like(predicted, dtype=torch.bool)
+        exclude = None
+        if batch_keys:
+            anchors = len(similarities)
+            own = torch.zeros_like(fixed)
+            own[torch.arange(anchors), torch.arange(anchors)] = True
+            fixed |= own
+            if parallel:  # the authors' phase 2: the translation is rank 1, the own key out of the encoder's loss
+                golden = translation_mask(anchors // 2, similarities.shape[1], similarities.device)
+                fixed |= golden
+                encoder_targets[golden] = 1
+                exclude = own
+            else:  # MoCo's positive: an anchor and its own key are rank 1 by construction
+                encoder_targets[own] = 1
+            classifier_targets[fixed] = 1
+        return EStep(predicted, encoder_targets, classifier_targets, fixed, exclude)
+
+    @torch.no_grad()
+    def _after_step(self, similarities: torch.Tensor, predicted: torch.Tensor, fixed: torch.Tensor,
+                    own_keys: torch.Tensor) -> None:
+        """Eq. 11 over every pair by the classifier's own rank (the authors' `gmm_pred`), the counts of the
+        classifier's decisions on the pairs whose rank is not known, and the batch's keys into the queue."""
         state = self.head
-        decided = torch.ones_like(classifier_ranks, dtype=torch.bool)
-        if self.own_key:
-            own = torch.arange(len(own_keys), device=own_keys.device)
-            decided[own, own] = False
+        self.rank_similarity.update(similarities, predicted, self.rank_similarity_momentum)
         for rank in range(1, self.classifier.ranks + 1):
-            chosen = classifier_ranks == rank
-            state.rank_counts[rank - 1] += (chosen & decided).sum()
-            if chosen.any():
-                mean = similarities[chosen].mean()
-                state.rank_similarity[rank - 1] = (self.rank_similarity_momentum * state.rank_similarity[rank - 1]
-                                                   + (1 - self.rank_similarity_momentum) * mean)
+            state.rank_counts[rank - 1] += ((predicted == rank) & ~fixed).sum()
         state.enqueue(own_keys)

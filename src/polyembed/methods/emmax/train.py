@@ -1,9 +1,11 @@
 """EMMA-X's two phases on the shared training layer. Phase 1 (`emmax-warmup`) reads bitext like every parallel
-method; phase 2 (`emmax-em`) reads monolingual text: the sides of the registry bitext of its languages, each
-side shuffled on its own so no pair stays aligned, plus the user's text files. Both keep translation retrieval
-on held-out bitext as the dev measure that picks the checkpoint, and report the classifier's dev accuracy
-(rank 1 for a translation, rank N for a mismatched pair); phase 2 also reports the share of each rank among
-the pairs the classifier labelled since the previous evaluation (the ranks must not collapse into one)."""
+method. Phase 2 (`emmax-em`) reads bitext too by default, both sides of each pair in one batch (the authors'
+code); with `parallel: false` it reads monolingual text instead: the sides of the registry bitext of its
+languages, each side shuffled on its own so no pair stays aligned, plus the user's text files (the paper's
+Algorithm 1). Both keep translation retrieval on held-out bitext as the dev measure that picks the checkpoint,
+and log the classifier's held-out accuracy, the cosines of translations and of random pairs, and s_r at every
+evaluation; phase 2 also the share of each rank among the pairs the classifier labelled since the previous one
+(the ranks must not collapse into one)."""
 
 from __future__ import annotations
 
@@ -39,8 +41,12 @@ class EmmaxTrainer(LossHeadTrainer):
 
 
 def default_temperatures(ranks: int) -> list[float]:
-    """0.05 for rank 1 up to 0.1 for rank N, spaced linearly (the authors' code, in the paper's rank order)."""
-    return [round(0.05 + 0.05 * r / (ranks - 1), 6) for r in range(ranks)]
+    """The authors' code (`set_each_temp`, in the paper's rank order): 0.05 for rank 1 up to 0.1 for rank N - 1,
+    spaced linearly over the N - 1 ranks that have a term; tau_N, which has none, one step further."""
+    if ranks == 2:
+        return [0.05, 0.1]
+    step = 0.05 / (ranks - 2)
+    return [round(0.05 + step * r, 6) for r in range(ranks)]
 
 
 def check_temperatures(temperatures: list[float], ranks: int, origin: ConfigOrigin) -> list[float]:
@@ -80,7 +86,8 @@ def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show
 
     model, prompt = _student(config)
     classifier = build_classifier(config.classifier, model.get_embedding_dimension(), config.ranks)
-    loss = EmmaxWarmupLoss(model, classifier, config.temperature, config.mixup_examples, config.label_smoothing)
+    loss = EmmaxWarmupLoss(model, classifier, config.temperature, config.mixup_examples, config.label_smoothing,
+                           config.mixup_rule, config.both_orientations, config.rank_similarity_momentum)
     english = [e for source in bitext.train for e in source.english]
     other = [o for source in bitext.train for o in source.other]
     evaluator = _evaluator(bitext, config.batch_size, loss)
@@ -96,7 +103,7 @@ def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show
         trainer_class=EmmaxTrainer,
         learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
         prompts=prompt or None,
-        save_model=_saver(loss),
+        save_model=_saver(loss, config.rank_similarity_momentum),
         details={"bitext": bitext.describe(), "classifier": config.classifier, "ranks": config.ranks},
     )
 
@@ -106,7 +113,8 @@ def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show
 
 @dataclass
 class EmText:
-    """Phase 2's input: shuffled monolingual sentences with their language, and held-out bitext for dev."""
+    """Phase 2's input: aligned pairs (`english`, `other`) with bitext, else shuffled monolingual `sentences`
+    with their language; held-out bitext for dev either way."""
 
     sentences: list[str]
     languages: list[str]
@@ -114,6 +122,8 @@ class EmText:
     ranks: int
     temperatures: list[float]
     counts: dict[str, int] = field(default_factory=dict)
+    english: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
 
 
 def _text_file(spec: str, index: int, origin: ConfigOrigin) -> tuple[str, list[str]]:
@@ -138,6 +148,9 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
         raise origin.error("student_vocabulary", "EMMA-X keeps the student's vocabulary; use 'keep'")
     if not config.student:
         raise origin.error("student", "set student to the warm-up's model folder (`polyembed train emmax warmup`)")
+    if config.parallel and config.text_files:
+        raise origin.error("text_files", "monolingual text needs `parallel: false` (with bitext, phase 2 trains on "
+                           "pairs: give your own as parallel_files)")
     own_text = [_text_file(spec, index, origin) for index, spec in enumerate(config.text_files)]
     if not Path(config.student).expanduser().is_dir():
         raise origin.error("student", f"{config.student}: not a folder; the EM phase starts from the warm-up's "
@@ -178,6 +191,8 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
     if not dev:
         raise origin.error("languages", "no held-out bitext for the dev measure: at least one language needs "
                            "registry bitext (datasets) or parallel_files")
+    if config.parallel:
+        return _parallel_text(config, origin, train, dev, ranks, temperatures)
     sentences: list[str] = []
     languages: list[str] = []
     counts: dict[str, int] = {}
@@ -197,42 +212,64 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
                   temperatures, counts)
 
 
+def _parallel_text(config: EmmaxEmConfig, origin: ConfigOrigin, train: list, dev: list, ranks: int,
+                   temperatures: list[float]) -> EmText:
+    """Phase 2's pairs as the authors feed them: every training pair of every language, in a seeded order."""
+    rows = [(e, o, source.language) for source in train for e, o in zip(source.english, source.other, strict=True)]
+    random.Random(f"{config.seed}:emmax:pairs").shuffle(rows)
+    sentences = len({text for e, o, _ in rows for text in (e, o)})
+    if sentences < config.queue_size:
+        raise origin.error("queue_size", f"{config.queue_size} is more than the {sentences} sentences of the bitext")
+    counts: dict[str, int] = {}
+    for _, _, language in rows:
+        counts[language] = counts.get(language, 0) + 1
+    return EmText([], [], Bitext(train=[], dev=dev), ranks, temperatures, counts,
+                  english=[e for e, _, _ in rows], other=[o for _, o, _ in rows])
+
+
 def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress: bool) -> TrainingJob:
     """The warm-up's encoder and classifier, a queue filled with random sentences, the EM loss, dev retrieval."""
     import torch
     from datasets import Dataset
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
     from polyembed.methods.emmax.classifier import load_classifier
     from polyembed.methods.emmax.losses import EmmaxEmLoss
 
     model, prompt = _student(config)
-    classifier = load_classifier(Path(config.student).expanduser())
-    start = random.Random(f"{config.seed}:emmax:queue").sample(text.sentences, config.queue_size)
+    folder = Path(config.student).expanduser()
+    classifier = load_classifier(folder)
+    pool = [*text.english, *text.other] if config.parallel else text.sentences
+    start = random.Random(f"{config.seed}:emmax:queue").sample(list(dict.fromkeys(pool)), config.queue_size)
     with torch.no_grad():
         queue = model.encode(start, prompt=prompt or None, batch_size=config.batch_size, convert_to_tensor=True,
                              normalize_embeddings=True, show_progress_bar=False).cpu()
     loss = EmmaxEmLoss(model, classifier, queue, text.temperatures, config.momentum,
                        config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing,
-                       config.own_key)
+                       config.own_key, read_rank_similarity(folder))
     evaluator = _evaluator(text.dev, config.batch_size, loss)
-    before = {k: v for k, v in evaluator(model).items() if "rank_" not in k}  # the warm-up model on this dev set
+    before = {k: v for k, v in evaluator(model).items() if "rank_" not in k or "similarity" in k}  # the warm-up's
     if show_progress:
         shown = ", ".join(f"{code} {count:,}" for code, count in text.counts.items())
-        print(f"emmax EM: {len(text.sentences):,} sentences ({shown}); {classifier.kind} classifier, "
+        what = "pairs" if config.parallel else "sentences"
+        print(f"emmax EM: {sum(text.counts.values()):,} {what} ({shown}); {classifier.kind} classifier, "
               f"{classifier.ranks} ranks, queue {config.queue_size}, temperatures {text.temperatures}")
+    dataset = (Dataset.from_dict({"english": text.english, "other": text.other}) if config.parallel
+               else Dataset.from_dict({"text": text.sentences}))
     return TrainingJob(
         model=model,
-        train_dataset=Dataset.from_dict({"text": text.sentences}),
+        train_dataset=dataset,
         loss=loss,
         evaluator=evaluator,
         best_metric="eval_dev_mean_accuracy",
+        batch_sampler=BatchSamplers.NO_DUPLICATES if config.parallel else None,
         trainer_class=EmmaxTrainer,
-        learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
+        learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate or config.learning_rate},
         prompts=prompt or None,
-        save_model=_saver(loss),
-        details={"sentences": text.counts, "ranks": classifier.ranks, "classifier": classifier.kind,
-                 "temperatures": text.temperatures, "dual_supervision": config.dual_supervision,
-                 "own_key": config.own_key, "before": before},
+        save_model=_saver(loss, config.rank_similarity_momentum),
+        details={"sentences" if not config.parallel else "pairs": text.counts, "ranks": classifier.ranks,
+                 "classifier": classifier.kind, "temperatures": text.temperatures, "parallel": config.parallel,
+                 "dual_supervision": config.dual_supervision, "own_key": config.own_key, "before": before},
     )
 
 
@@ -250,15 +287,26 @@ def _student(config: EmmaxWarmupConfig | EmmaxEmConfig) -> tuple[Any, str]:
     return model, default_prompt(model) or ""
 
 
-def _saver(loss: Any) -> Any:
-    """run/model: the encoder plus its rank classifier (the EM phase and users load it from there)."""
+def _saver(loss: Any, momentum: float) -> Any:
+    """run/model: the encoder plus its rank classifier and s_r (the EM phase and users load them from there)."""
     from polyembed.methods.emmax.classifier import save_classifier
 
     def save(model: Any, folder: Path) -> None:
         model.save(str(folder))
-        save_classifier(loss.classifier, folder)
+        similarity = loss.rank_similarity
+        save_classifier(loss.classifier, folder, {"rank_similarity": similarity.values(momentum).tolist(),
+                                                  "rank_similarity_updates": similarity.updates.tolist()})
 
     return save
+
+
+def read_rank_similarity(folder: Path) -> tuple[list[float], list[float]] | None:
+    """The s_r a warm-up saved with its classifier (values and update counts); None for a folder without."""
+    from polyembed.methods.emmax.classifier import read_classifier_config
+
+    description = read_classifier_config(folder)
+    values, updates = description.get("rank_similarity"), description.get("rank_similarity_updates")
+    return (list(values), list(updates)) if isinstance(values, list) and isinstance(updates, list) else None
 
 
 def _evaluator(bitext: Bitext, batch_size: int, loss: Any) -> Any:
