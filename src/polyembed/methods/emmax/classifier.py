@@ -43,9 +43,15 @@ class GaussianRankClassifier(nn.Module):
         self.log_std = nn.Parameter(torch.full((ranks, dim), 0.5 * math.log(2.0 / dim)))
 
     def joint_log_likelihood(self, difference: torch.Tensor) -> torch.Tensor:
-        """log pi_r + log N_r(difference | mu_r, sigma_r) for every rank: (... x dim) -> (... x N)."""
-        z = (difference.unsqueeze(-2) - self.means) / self.log_std.exp()  # ... x N x dim
-        log_density = -0.5 * (z.pow(2).sum(-1) + self.dim * math.log(2 * math.pi)) - self.log_std.sum(-1)
+        """log pi_r + log N_r(difference | mu_r, sigma_r) for every rank: (... x dim) -> (... x N).
+
+        The squared distance sum_d (x_d - mu_rd)^2 / sigma_rd^2 is expanded into three matrix products, so phase
+        2's (anchors x keys x dim) differences never grow an N-fold copy (64 anchors against 832 keys: 82M
+        values per pass otherwise)."""
+        precision = torch.exp(-2 * self.log_std)  # N x dim, 1 / sigma^2
+        squared = (difference.pow(2) @ precision.T - 2 * difference @ (self.means * precision).T
+                   + (self.means.pow(2) * precision).sum(-1))
+        log_density = -0.5 * (squared + self.dim * math.log(2 * math.pi)) - self.log_std.sum(-1)
         return torch.log_softmax(self.prior_logits, dim=0) + log_density
 
     def log_posterior(self, difference: torch.Tensor) -> torch.Tensor:
