@@ -2,52 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
 
+# `polyembed.cli:app` is the entry point; these names stay importable from here
+from polyembed.cli_app import _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
+from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
-
-
-class CleanErrorsGroup(TyperGroup):
-    """The root command group: usage errors (unknown option, a flag value of the wrong type or out of
-    range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
-
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
-        if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
-        try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
-        except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
-            if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
-                typer.echo(err.format_message())
-                sys.exit(0)
-            typer.secho(f"error: {err.format_message()}", fg=typer.colors.RED, err=True)
-            context = getattr(err, "ctx", None)
-            if context is not None:
-                typer.echo(f"(see '{context.command_path} --help')", err=True)
-            sys.exit(err.exit_code)
-        except typer.Abort:
-            typer.echo("aborted", err=True)
-            sys.exit(1)
-        sys.exit(code if isinstance(code, int) else 0)
-
-
-app = typer.Typer(
-    cls=CleanErrorsGroup,
-    help="polyembed: build multilingual sentence encoders and prove they work.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-models_app = typer.Typer(help="Built-in offline models: list, prepare, prune.", no_args_is_help=True)
-data_app = typer.Typer(help="The dataset registry and the local data root.", no_args_is_help=True)
-app.add_typer(models_app, name="models")
-app.add_typer(data_app, name="data")
 
 
 def _print_version(value: bool) -> None:
@@ -72,28 +35,6 @@ DataRootOption = Annotated[
     Path | None,
     typer.Option("--data-root", help="Folder with the datasets (default: $POLYEMBED_DATA, else ../shared/data)."),
 ]
-
-
-def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn polyembed errors into one clear line on stderr and exit code 2 (no traceback)."""
-
-    @wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except PolyembedError as err:
-            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from None
-        except OSError as err:  # the machine, not the input: a full disk, a folder removed mid-run
-            where = f" ({err.filename})" if err.filename else ""
-            typer.secho(f"error: {err.strerror or err}{where}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(1) from None
-
-    return wrapper
-
-
-def _split(values: str | None) -> list[str] | None:
-    return [v.strip() for v in values.split(",") if v.strip()] if values else None
 
 
 @app.command("eval")
@@ -372,132 +313,6 @@ def data_list(data_root: DataRootOption = None) -> None:
 
 
 # --------------------------------------------------------------------------------------------- training
-train_app = typer.Typer(help="Train multilingual sentence encoders.", no_args_is_help=True)
-app.add_typer(train_app, name="train")
-
-
-def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command one flag per field of `config_class` (help from the field), plus --config FILE.
-
-    The command receives `config_file` and `overrides` (flags the user actually gave); fields stay in one
-    place (the dataclass), so YAML keys and flags cannot drift apart.
-    """
-    import dataclasses
-    import inspect
-    import types
-    import typing
-
-    from polyembed.config import describe_range
-
-    hints = typing.get_type_hints(config_class)
-
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p for p in inspect.signature(command).parameters.values() if p.name not in ("config_file", "overrides")]
-        fields = dataclasses.fields(config_class)
-
-        @wraps(command)
-        def wrapper(**kwargs: Any) -> Any:
-            config_file = kwargs.pop("config_file")
-            overrides = {f.name: kwargs.pop(f.name) for f in fields}
-            if overrides.get("languages") is not None:
-                overrides["languages"] = [code for value in overrides["languages"] for code in _split(value) or []]
-            for key, value in overrides.items():  # a list flag given as '' empties the list (--datasets '')
-                if isinstance(value, list) and key != "languages":
-                    overrides[key] = [item for item in value if item != ""]
-            return command(config_file=config_file, overrides=overrides, **kwargs)
-
-        params = [
-            inspect.Parameter(
-                "config_file",
-                inspect.Parameter.KEYWORD_ONLY,
-                default=None,
-                annotation=Annotated[
-                    Path | None, typer.Option("--config", "-c", help="YAML file of options; flags override it.")
-                ],
-            )
-        ]
-        for f in fields:
-            kind = hints[f.name]
-            optional = typing.get_origin(kind) in (typing.Union, types.UnionType)
-            base = typing.get_args(kind)[0] if optional else kind
-            choices = ""
-            if typing.get_origin(base) is typing.Literal:  # checked by build_config, with the other rules
-                choices = f" [{'|'.join(typing.get_args(base))}]"
-                base = str
-            flag = "--" + f.name.replace("_", "-")
-            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-            bounds = f.metadata.get("bounds", {})
-            limits = f" [range: {describe_range(bounds)}]" if bounds else ""
-            several = " Repeat the flag for several values; '' for none." if typing.get_origin(base) is list else ""
-            shown = f"{several}{choices}{limits} [config default: "
-            shown += f"{','.join(map(str, default)) if isinstance(default, list) else default}]"
-            names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
-            annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
-            params.append(
-                inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
-            )
-        params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        return wrapper
-
-    return decorate
-
-
-def method_command(method: Any) -> Callable[..., Any]:
-    """`polyembed train <method>`: one flag per config field (from the registry), --resume and --overwrite."""
-
-    @config_flags(method.config_class)
-    def command(
-        config_file: Path | None,
-        overrides: dict[str, Any],
-        resume: Annotated[
-            bool, typer.Option(help="Continue the run in --output-dir from its last checkpoint.")
-        ] = False,
-        overwrite: Annotated[
-            bool, typer.Option(help="Replace an earlier polyembed run in --output-dir (other folders are refused).")
-        ] = False,
-    ) -> None:
-        from polyembed.methods.base.registry import train
-
-        result = train(method, config_file, resume=resume, overwrite=overwrite, **overrides)
-        skip = ("eval_runtime", "eval_samples_per_second", "eval_steps_per_second")
-        best = ", ".join(
-            f"{key.removeprefix('eval_')}={value:.4f}"
-            for key, value in result.best.items()
-            if key.startswith("eval_") and key not in skip
-        )
-        typer.echo(f"best dev: {best or '-'}")
-        typer.echo(f"model written to {result.model_dir} ({result.pairs_per_second:.1f} pairs/s)")
-
-    command.__doc__ = method.summary + (f" Paper: {method.paper}" if method.paper else "")
-    return clean_errors(command)
-
-
-def add_train_commands() -> list[str]:
-    """A `polyembed train <name>` command for every registered method not yet on the CLI (call it again
-    after registering a method in-process); returns the names added."""
-    from polyembed.methods.base.registry import list_methods
-
-    added = []
-    for method in list_methods():
-        parent = train_app
-        if method.cli_group:
-            groups = {group.name: group.typer_instance for group in train_app.registered_groups}
-            if method.cli_group not in groups:
-                groups[method.cli_group] = typer.Typer(help=f"Stages of the {method.cli_group} recipe.",
-                                                       no_args_is_help=True)
-                train_app.add_typer(groups[method.cli_group], name=method.cli_group)
-            parent = groups[method.cli_group]
-        if method.cli_path[-1] not in {command.name for command in parent.registered_commands}:
-            parent.command(method.cli_path[-1])(method_command(method))
-            added.append(" ".join(method.cli_path))
-    return added
-
-
-add_train_commands()
-
-
 @app.command("demo")
 @clean_errors
 def demo_command(

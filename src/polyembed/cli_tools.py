@@ -2,7 +2,7 @@
 modular recipe's `train modular pipeline`, which runs several training methods in turn, and its data step
 `data translate`.
 
-Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli.app`.
+Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli_app.app`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from polyembed.cli import app, clean_errors, config_flags, data_app, train_app
+from polyembed.cli_app import app, clean_errors, data_app, train_app
+from polyembed.cli_train import config_flags
 from polyembed.methods.modular.pipeline import ModularPipelineConfig
 
 

@@ -1,0 +1,74 @@
+"""The command line's shared objects: the root `app` and its groups, the error handling every command
+shares. The command modules (`cli`, `cli_train`, `cli_tools`) register on them; none imports another."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from polyembed.errors import PolyembedError
+
+
+class CleanErrorsGroup(TyperGroup):
+    """The root command group: usage errors (unknown option, a flag value of the wrong type or out of
+    range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
+            if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
+                typer.echo(err.format_message())
+                sys.exit(0)
+            typer.secho(f"error: {err.format_message()}", fg=typer.colors.RED, err=True)
+            context = getattr(err, "ctx", None)
+            if context is not None:
+                typer.echo(f"(see '{context.command_path} --help')", err=True)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(
+    cls=CleanErrorsGroup,
+    help="polyembed: build multilingual sentence encoders and prove they work.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+models_app = typer.Typer(help="Built-in offline models: list, prepare, prune.", no_args_is_help=True)
+data_app = typer.Typer(help="The dataset registry and the local data root.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+app.add_typer(data_app, name="data")
+train_app = typer.Typer(help="Train multilingual sentence encoders.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+
+def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn polyembed errors into one clear line on stderr and exit code 2 (no traceback)."""
+
+    @wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except PolyembedError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from None
+        except OSError as err:  # the machine, not the input: a full disk, a folder removed mid-run
+            where = f" ({err.filename})" if err.filename else ""
+            typer.secho(f"error: {err.strerror or err}{where}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(1) from None
+
+    return wrapper
+
+
+def _split(values: str | None) -> list[str] | None:
+    return [v.strip() for v in values.split(",") if v.strip()] if values else None
