@@ -4,6 +4,8 @@ docs/benchmarks.md ("EMMA-X at the authors' defaults"), docs/figures.
   python benchmarks/emmax.py classifier --seed 0     # the warm-up classifier's learning rate on held-out pairs
   python benchmarks/emmax.py run --seed 0            # warm-up, equal-compute continued warm-up, EM; evaluation
   python benchmarks/emmax.py ablation --seed 0       # N = 2 / 8, FCN, no dual supervision, monolingual phase 2
+  python benchmarks/emmax.py budget --seed 0         # EM against continued phase 1 at 75 / 150 / 300 steps
+  python benchmarks/emmax.py authors --seed 0        # the authors' three stages with their encoder loss and MLM
   python benchmarks/emmax.py render                  # rewrite the docs section from the saved JSON
 
 From me5-small (word embeddings frozen: the 250k-row matrix dominates a CPU step): phase 1 on a small parallel
@@ -46,11 +48,7 @@ MINING = ["tico19:ru", "tico19:fr", "tico19:ar"]
 STS_CROSS = ["ar-en", "es-en", "tr-en"]
 ROWS = {"base": "me5-small", "warmup": "phase 1 (warm-up)", "warmup-continued": "phase 1 continued (equal compute)",
         "em": "phase 1 + phase 2 (EM)"}
-TIMING_NOTES: dict[int, str] = {
-    0: "Seed 0's EM run was stopped at step 37 (5.5 s a step with the GMM's N-fold difference tensor) and resumed "
-       "from its checkpoint with the matrix-product GMM of e74c95e (the same function; 3 s a step): its wall "
-       "time covers the resumed part only. Seed 1 ran with e74c95e throughout.",
-}
+TIMING_NOTES: dict[int, str] = {}
 ABLATIONS = {"ranks-2": ("N = 2", {"ranks": 2}, {}), "ranks-8": ("N = 8", {"ranks": 8}, {}),
              "fcn": ("FCN classifier", {"classifier": "fcn"}, {}),
              "no-dual": ("no dual supervision", None, {"dual_supervision": False}),
@@ -211,6 +209,70 @@ def ablation(seed: int) -> None:
     render()
 
 
+def budget(seed: int, steps: list[int]) -> None:
+    """EM and continued phase 1 from the seed's warm-up, each a run of its own length (warm-up ratio and decay
+    scale with it), on the same bitext: which way the gap moves with more steps."""
+    from polyembed.methods.modular.pipeline import run_stage
+
+    seed_run = load_json(OUT / f"seed-{seed}.json")
+    if seed_run is None:
+        raise SystemExit(f"run `python benchmarks/emmax.py run --seed {seed}` first: the curve starts from its warm-up")
+    warmup_dir, max_pairs = seed_run["runs"]["warmup"]["model_dir"], seed_run["max_pairs"]
+    common = {**_common(seed, seed_run["batch_size"]), "max_pairs_per_source": max_pairs,
+              "languages": WARMUP_LANGUAGES + LONG_TAIL, "student": warmup_dir, "keep_checkpoints": False}
+    out = OUT / f"budget-seed-{seed}"
+    models: dict[str, str] = {}
+    runs: dict[str, Any] = {}
+    for count in steps:
+        if count == seed_run["em_steps"]:  # the main run has this point, evaluated on the full task set
+            continue
+        for name, method in (("em", "emmax-em"), ("continued", "emmax-warmup")):
+            run = run_stage(method, out / f"{name}-{count}", True, max_steps=count, **common)
+            models[f"{name}-{count}"] = run["model_dir"]
+            runs[f"{name}-{count}"] = {key: run.get(key) for key in ("wall_seconds", "steps", "history")}
+    scores = _evaluate(models, False, out / "evaluations.json")
+    if seed_run["em_steps"] in steps:
+        scores[f"em-{seed_run['em_steps']}"] = seed_run["scores"]["em"]
+        scores[f"continued-{seed_run['em_steps']}"] = seed_run["scores"]["warmup-continued"]
+    write_json(OUT / f"budget-seed-{seed}.json", {"seed": seed, "steps": steps, "runs": runs, "scores": scores})
+    render()
+
+
+AUTHORS_STAGES = {"encoder_loss": "authors", "mlm_probability": 0.1}
+
+
+def authors(seed: int) -> None:
+    """The authors' pipeline at the run's budget: an encoder stage (their InfoNCE with key encoder and queue,
+    joint MLM), a classifier stage on the frozen encoder (each anchor mixed with every key), EM with MLM; against
+    the encoder stage continued for as many steps on phase 2's bitext."""
+    from polyembed.methods.modular.pipeline import run_stage
+
+    seed_run = load_json(OUT / f"seed-{seed}.json")
+    if seed_run is None:
+        raise SystemExit(f"run `python benchmarks/emmax.py run --seed {seed}` first: this reuses its budget")
+    common = {**_common(seed, seed_run["batch_size"]), "max_pairs_per_source": seed_run["max_pairs"],
+              "keep_checkpoints": False}
+    out = OUT / f"authors-seed-{seed}"
+    runs = {"encoder": run_stage("emmax-warmup", out / "encoder", True, student=BASE, languages=WARMUP_LANGUAGES,
+                                 max_steps=seed_run["warmup_steps"], stage="encoder", **AUTHORS_STAGES, **common)}
+    runs["classifier"] = run_stage("emmax-warmup", out / "classifier", True, student=runs["encoder"]["model_dir"],
+                                   languages=WARMUP_LANGUAGES, max_steps=seed_run["warmup_steps"], stage="classifier",
+                                   classifier_examples="authors", **common)
+    runs["em"] = run_stage("emmax-em", out / "em", True, student=runs["classifier"]["model_dir"],
+                           languages=WARMUP_LANGUAGES + LONG_TAIL, max_steps=seed_run["em_steps"],
+                           mlm_probability=AUTHORS_STAGES["mlm_probability"], **common)
+    runs["continued"] = run_stage("emmax-warmup", out / "continued", True, student=runs["encoder"]["model_dir"],
+                                  languages=WARMUP_LANGUAGES + LONG_TAIL, max_steps=seed_run["em_steps"],
+                                  stage="encoder", **AUTHORS_STAGES, **common)
+    models = {"encoder": runs["encoder"]["model_dir"], "continued": runs["continued"]["model_dir"],
+              "em": runs["em"]["model_dir"]}
+    write_json(OUT / f"authors-seed-{seed}.json", {
+        "seed": seed, "runs": {name: {key: r.get(key) for key in ("wall_seconds", "steps", "history", "details")}
+                               for name, r in runs.items()},
+        "scores": _evaluate(models, False, out / "evaluations.json")})
+    render()
+
+
 # --------------------------------------------------------------------------------------------- render
 
 
@@ -294,13 +356,61 @@ def _classifier_table(seeds: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _budget_tables(curves: list[dict[str, Any]]) -> list[str]:
+    """EM against continued phase 1 at each step count, and the gap."""
+    lines: list[str] = []
+    columns = ["tatoeba long-tail", "tatoeba head", "sts17 cross"]
+    for curve in curves:
+        command = f"python benchmarks/emmax.py budget --seed {curve['seed']}"
+        lines += [f"Budget curve, seed {curve['seed']} (`{command}`): EM and continued phase 1 from the same "
+                  "warm-up on the same bitext, each a run of that many steps "
+                  "(its warm-up and decay scaled to it); cells: EM / continued / EM minus continued.", "",
+                  "| steps | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        for count in curve["steps"]:
+            em, continued = (_summary(curve["scores"][f"{name}-{count}"]) for name in ("em", "continued"))
+            lines.append(f"| {count} | " + " | ".join(
+                f"{em[c]:.1f} / {continued[c]:.1f} / {em[c] - continued[c]:+.1f}" for c in columns) + " |")
+        lines.append("")
+    return lines
+
+
+def _authors_tables(results: list[dict[str, Any]]) -> list[str]:
+    """The authors' three stages: encoder stage, its continuation and EM, on the tables' columns."""
+    lines: list[str] = []
+    labels = {"encoder": "encoder stage (their InfoNCE, MLM 0.1)", "continued": "encoder stage continued (equal "
+              "compute)", "em": "encoder stage + classifier stage + EM (MLM 0.1)"}
+    columns = ["tatoeba head", "tatoeba long-tail", "sts17 cross", *[f"tatoeba {c}" for c in LONG_TAIL]]
+    for result in results:
+        lines += [f"The authors' three stages, seed {result['seed']} (`python benchmarks/emmax.py authors --seed "
+                  f"{result['seed']}`; one seed: a hint):", "", "| model | " + " | ".join(columns) + " |",
+                  "|---|" + "---|" * len(columns),
+                  *[f"| {label} | " + " | ".join(_fmt([_summary(result["scores"][name])[c]]) for c in columns) + " |"
+                    for name, label in labels.items() if name in result["scores"]], ""]
+        classifier = [e for e in result["runs"]["classifier"]["history"] if "eval_dev_classifier_rank1_accuracy" in e]
+        em = [e for e in result["runs"]["em"]["history"] if "eval_dev_classifier_rank1_accuracy" in e]
+        if classifier and em:
+            lines += ["Classifier held-out rank-1 / rank-N accuracy and random-pair cosine: after the classifier "
+                      "stage " + _classifier_cell(classifier[-1]) + "; in EM " +
+                      ", ".join(f"step {e['step']} " + _classifier_cell(e) for e in em) + ".", ""]
+    return lines
+
+
+def _classifier_cell(entry: dict[str, Any]) -> str:
+    return (f"{100 * entry['eval_dev_classifier_rank1_accuracy']:.1f} / "
+            f"{100 * entry['eval_dev_classifier_rankN_accuracy']:.1f} / {entry['eval_dev_random_cosine']:.2f}")
+
+
 def render() -> None:
     seeds = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("seed-*.json"))]
     rates = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("classifier-seed-*.json"))]
     ablations = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("ablation-seed-*.json"))]
     command = "python benchmarks/emmax.py"
-    present = {name for name, found in (("seeds", seeds), ("classifier", rates), ("ablation", ablations)) if found}
-    commands = {"seeds": f"{command} run", "classifier": f"{command} classifier", "ablation": f"{command} ablation"}
+    curves = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("budget-seed-*.json"))]
+    stages = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("authors-seed-*.json"))]
+    present = {name for name, found in (("seeds", seeds), ("classifier", rates), ("ablation", ablations),
+                                        ("budget", curves), ("authors", stages)) if found}
+    commands = {"seeds": f"{command} run", "classifier": f"{command} classifier", "ablation": f"{command} ablation",
+                "budget": f"{command} budget", "authors": f"{command} authors"}
     if missing_tables(DOCS, START, END, commands, present):
         print("a table the docs show has no JSON here: the docs section is left alone")
         return
@@ -374,6 +484,7 @@ def render() -> None:
                         "The share of each rank among the (anchor, key) pairs whose rank the classifier decided "
                         "between "
                         "two dev evaluations of the EM phase.", ""]
+    section += _budget_tables(curves) + _authors_tables(stages)
     for result in ablations:
         columns = ["tatoeba head", "tatoeba long-tail", "sts17 cross"]
         rows = {label: _summary(result["scores"][name]) for name, (label, _, _) in ABLATIONS.items()
@@ -408,6 +519,11 @@ def main() -> None:
     one.add_argument("--batch-size", type=int, default=32)
     ablate = commands.add_parser("ablation", help="N, classifier kind and dual supervision, one seed")
     ablate.add_argument("--seed", type=int, default=0)
+    curve = commands.add_parser("budget", help="EM against continued phase 1 at several step counts, one seed")
+    curve.add_argument("--seed", type=int, default=0)
+    curve.add_argument("--steps", type=int, nargs="+", default=[75, 150, 300])
+    stages = commands.add_parser("authors", help="the authors' three stages with their encoder loss and MLM")
+    stages.add_argument("--seed", type=int, default=0)
     commands.add_parser("render", help="rewrite the docs section from the saved results")
     args = parser.parse_args()
     if args.command == "classifier":
@@ -416,6 +532,10 @@ def main() -> None:
         run(args.seed, args.warmup_steps, args.em_steps, args.max_pairs, args.batch_size)
     elif args.command == "ablation":
         ablation(args.seed)
+    elif args.command == "budget":
+        budget(args.seed, args.steps)
+    elif args.command == "authors":
+        authors(args.seed)
     else:
         render()
 

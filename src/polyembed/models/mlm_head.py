@@ -1,11 +1,41 @@
-"""A masked-language-modelling head tied to an encoder's input embeddings: the offline base models ship
-without one, and both the modular recipe's LA stage and WACSE's aligned word prediction predict tokens."""
+"""A masked-language-modelling head tied to an encoder's input embeddings, and BERT's masking: the offline base
+models ship without a head, and the modular recipe's LA stage, WACSE's aligned word prediction and EMMA-X's
+joint MLM predict tokens."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+IGNORE_INDEX = -100
+
+
+def mask_tokens(
+    input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vocabulary_size: int, probability: float,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking (as transformers' DataCollatorForLanguageModeling): `probability` of the non-special,
+    non-padding tokens are chosen; 80 % of those become the mask token, 10 % a random token, 10 % stay.
+    Returns (masked input ids, labels with IGNORE_INDEX outside the chosen positions)."""
+    device = input_ids.device
+    chosen = (torch.rand(input_ids.shape, generator=generator, device=device) < probability) & ~special
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
+    draw = torch.rand(input_ids.shape, generator=generator, device=device)
+    masked = input_ids.clone()
+    masked[chosen & (draw < 0.8)] = mask_id
+    random_positions = chosen & (draw >= 0.8) & (draw < 0.9)
+    masked[random_positions] = torch.randint(
+        vocabulary_size, (int(random_positions.sum()),), generator=generator, device=device
+    )
+    return masked, labels
+
+
+def special_token_mask(input_ids: torch.Tensor, tokenizer: Any) -> torch.Tensor:
+    """True at special tokens (CLS, SEP, PAD, ...), which are never masked."""
+    return torch.isin(input_ids, torch.tensor(sorted(set(tokenizer.all_special_ids)), device=input_ids.device))
 
 
 class MaskedLanguageModelingHead(nn.Module):

@@ -320,3 +320,72 @@ def test_warmup_examples_come_in_both_orientations_with_their_similarities() -> 
     plain.rank_likelihood(first, second, update=True)  # s_1 and s_N: the translations' and outliers' mean cosine
     assert plain.rank_similarity.updates.tolist() == [1, 0, 0, 1]
     assert plain.rank_similarities()[0].item() == pytest.approx((first * second).sum(-1).mean().item(), abs=1e-4)
+
+
+def _unit(rows: int, dim: int = 4) -> torch.Tensor:
+    return torch.nn.functional.normalize(torch.randn(rows, dim), dim=-1)
+
+
+def test_authors_warmup_info_nce_leaves_the_own_key_out_and_rewards_the_translation() -> None:
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss
+
+    torch.manual_seed(0)
+    anchors, keys = _unit(4), _unit(6)  # two pairs: anchors 0, 1 first sides, 2, 3 their translations; 2 queued
+    loss = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4), temperature=0.1)
+    expected = 0.0
+    for i in range(4):
+        others = [j for j in range(6) if j != i]  # every key but the own one, queue included
+        logits = torch.stack([anchors[i] @ keys[j] / 0.1 for j in others])
+        expected += -(logits[others.index((i + 2) % 4)] - torch.logsumexp(logits, 0))
+    torch.testing.assert_close(loss.authors_info_nce(anchors, keys), expected / 4)
+
+
+def test_authors_classifier_examples_mix_each_anchor_with_every_key() -> None:
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss
+
+    torch.manual_seed(0)
+    anchors, keys = _unit(4), _unit(7)
+    loss = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4))
+    differences, similarities, ranks = loss.keyed_examples(anchors, keys)
+    assert differences.shape == (4, 7, 4) and ranks.shape == similarities.shape == (4, 7)
+    # a - m = (1 - lambda)(a - k): recover the key's weight w = 1 - lambda from one coordinate
+    weights = differences[..., 0] / (anchors[:, None, 0] - keys[None, :, 0])
+    torch.testing.assert_close(differences, weights[..., None] * (anchors[:, None] - keys[None]))
+    torch.testing.assert_close(similarities, (1 - weights) + weights * (anchors @ keys.T))  # a.m with |a| = 1
+    known = translation_mask(2, 7)
+    known[torch.arange(4), torch.arange(4)] = True
+    assert ranks[known].tolist() == [1] * 8  # own key and translation: rank 1 whatever lambda
+    assert ranks[~known].tolist() == mixup_rank(weights[~known], 4).tolist()  # near the anchor: rank 1
+
+
+def test_warmup_stages_train_only_their_part() -> None:
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss, KeyBank, momentum_copy
+
+    torch.manual_seed(0)
+    encoder = _Encoder()
+    batch = [{"x": torch.randn(3, 4)}, {"x": torch.randn(3, 4)}]
+    bank = KeyBank(torch.randn(5, 4), momentum_copy(encoder))
+    encoder_only = EmmaxWarmupLoss(encoder, GaussianRankClassifier(4, 4), stage="encoder", encoder_loss="authors",
+                                   keys=bank, momentum=0.5)
+    with torch.no_grad():
+        encoder.linear.weight.add_(1.0)
+    losses = encoder_only(batch)
+    assert set(losses) == {"info_nce"} and losses["info_nce"].requires_grad
+    torch.testing.assert_close(bank.key_encoder.linear.weight, encoder.linear.weight - 0.5)  # half-way
+    keys = torch.cat([torch.nn.functional.normalize(bank.key_encoder(b)["sentence_embedding"], dim=-1)
+                      for b in batch])
+    torch.testing.assert_close(bank.queue, keys[-5:])  # six keys into a queue of five: the newest five stay
+    assert encoder_only.rank_similarity.updates.sum().item() == 0  # no classifier examples, s_r untouched
+
+    classifier_only = EmmaxWarmupLoss(encoder, GaussianRankClassifier(4, 4), stage="classifier",
+                                      classifier_examples="authors", keys=KeyBank(torch.randn(5, 4)))
+    losses = classifier_only(batch)
+    assert set(losses) == {"rank_mle"} and losses["rank_mle"].requires_grad
+    losses["rank_mle"].backward()
+    assert encoder.linear.weight.grad is None  # the frozen stage never reaches the encoder
+    assert classifier_only.classifier.means.grad is not None
+    assert classifier_only.rank_similarity.updates.min().item() == 1  # every rank drawn among 6 x 11 examples
+    with pytest.raises(ValueError, match="need a KeyBank"):
+        EmmaxWarmupLoss(encoder, GaussianRankClassifier(4, 4), encoder_loss="authors")
+    with pytest.raises(ValueError, match="needs a key encoder"):
+        EmmaxWarmupLoss(encoder, GaussianRankClassifier(4, 4), encoder_loss="authors", keys=KeyBank(torch.randn(5, 4)))

@@ -122,6 +122,54 @@ def test_fcn_classifier_and_two_ranks(tiny, tmp_path: Path) -> None:
     assert result.details["classifier"] == "fcn" and result.details["temperatures"] == [0.05, 0.1]
 
 
+def _logged(run: Path, step: int) -> set[str]:
+    """The names the trainer logged up to `step` (the loss's parts among them), from the checkpoint's state."""
+    state = json.loads((run / "checkpoints" / f"checkpoint-{step}" / "trainer_state.json").read_text())
+    return {key for entry in state["log_history"] for key in entry}
+
+
+def test_the_authors_three_stages_with_joint_mlm(tiny, tmp_path: Path) -> None:
+    """Encoder stage (their InfoNCE with a key encoder and a queue, MLM), classifier stage on the frozen encoder
+    (each anchor mixed with every key), then EM with MLM, its head carried through the folders."""
+    from safetensors.torch import load_file
+
+    from polyembed.methods.emmax.mlm import MLM_HEAD_FILE
+
+    with pytest.raises(PolyembedError, match="mlm_probability: the model's tokenizer has no mask token"):
+        train("emmax-warmup", show_progress=False,
+              **_warmup(tiny["model"], tiny["bitext"], tmp_path / "nomask", mlm_probability=0.1, max_steps=1))
+    base = tiny_sentence_transformer(tmp_path / "base", seed=0, mask_token=True)
+    encoder = train("emmax-warmup", show_progress=False,
+                    **_warmup(base, tiny["bitext"], tmp_path / "ctl", stage="encoder", encoder_loss="authors",
+                              mlm_probability=0.15, queue_size=16, max_steps=4, eval_steps=2))
+    folder = Path(encoder.model_dir)
+    logged = _logged(tmp_path / "ctl", 4)
+    assert {"info_nce", "mlm"} <= logged and "rank_mle" not in logged
+    assert (folder / MLM_HEAD_FILE).is_file()
+    assert json.loads((folder / "emmax_classifier.json").read_text())["stage"] == "encoder"
+    with pytest.raises(PolyembedError, match="never trained"):  # its classifier is still the initial one
+        train("emmax-em", show_progress=False, **_em_bitext({**tiny, "warmup": folder}, tmp_path / "refused"))
+    assert not (tmp_path / "refused").exists()
+
+    classifier = train("emmax-warmup", show_progress=False,
+                       **_warmup(folder, tiny["bitext"], tmp_path / "gmm", stage="classifier",
+                                 classifier_examples="authors", queue_size=16, max_steps=4, eval_steps=2))
+    second = Path(classifier.model_dir)
+    logged = _logged(tmp_path / "gmm", 4)
+    assert "info_nce" not in logged and "mlm" not in logged and "rank_mle" in logged
+    before, after = (load_file(str(f / "model.safetensors")) for f in (folder, second))
+    assert all(after[name].equal(tensor) for name, tensor in before.items())  # the encoder stayed frozen
+    assert load_file(str(second / MLM_HEAD_FILE))["dense.weight"].equal(
+        load_file(str(folder / MLM_HEAD_FILE))["dense.weight"])  # carried for the EM phase
+    assert min(json.loads((second / "emmax_classifier.json").read_text())["rank_similarity_updates"]) > 0
+
+    em = train("emmax-em", show_progress=False,
+               **_em_bitext({**tiny, "warmup": second}, tmp_path / "em", mlm_probability=0.15, max_steps=3))
+    assert "mlm" in _logged(tmp_path / "em", 3) and em.details["mlm_probability"] == 0.15
+    assert not load_file(str(Path(em.model_dir) / MLM_HEAD_FILE))["dense.weight"].equal(
+        load_file(str(second / MLM_HEAD_FILE))["dense.weight"])  # the warm-up's head, trained on
+
+
 @pytest.mark.parametrize(("extra", "error", "message"), [
     ({"temperatures": [0.05, 0.06]}, PolyembedError, "2 values for 4 ranks"),
     ({"temperatures": [0.05, 0.07, 0.06, 0.08]}, PolyembedError, "not increasing at rank 3"),
@@ -129,6 +177,7 @@ def test_fcn_classifier_and_two_ranks(tiny, tmp_path: Path) -> None:
     ({"text_files": ["sw=EMPTY"]}, PolyembedError, "no sentences"),
     ({"text_files": ["sw=MISSING"]}, DataError, "missing.txt: file not found"),
     ({"queue_size": 5000}, PolyembedError, "more than the"),
+    ({"mlm_probability": 1.0}, PolyembedError, "mlm.probability: 1.0 is out of range"),
 ])
 def test_bad_em_input_stops_before_any_model_loads(tiny, tmp_path: Path, extra: dict, error: type,
                                                    message: str) -> None:
@@ -147,6 +196,12 @@ def test_em_needs_a_warmup_model_and_at_least_two_ranks(tiny, tmp_path: Path) ->
         train("emmax-em", show_progress=False, **_em({**tiny, "warmup": tiny["model"]}, tmp_path / "run"))
     with pytest.raises(PolyembedError, match="ranks: 1 is out of range"):
         train("emmax-warmup", show_progress=False, **_warmup(tiny["model"], tiny["bitext"], tmp_path / "w", ranks=1))
+    with pytest.raises(PolyembedError, match="mlm.probability: the classifier stage keeps the encoder frozen"):
+        train("emmax-warmup", show_progress=False, **_warmup(tiny["model"], tiny["bitext"], tmp_path / "w",
+                                                             stage="classifier", mlm_probability=0.1))
+    with pytest.raises(PolyembedError, match="queue.size: 5000 is more than the"):
+        train("emmax-warmup", show_progress=False, **_warmup(tiny["model"], tiny["bitext"], tmp_path / "w",
+                                                             encoder_loss="authors", queue_size=5000))
     assert not (tmp_path / "run").exists() and not (tmp_path / "w").exists()
 
 

@@ -42,6 +42,23 @@ class ClassifierOptions:
         minimum=0,
         below=1,
     )
+    queue_size: int = option(
+        768,
+        "K, the MoCo queue of earlier keys (the authors' code: 768; paper: 256): phase 2's, and the warm-up's with "
+        "the authors' encoder loss or classifier examples.",
+        minimum=2,
+    )
+    momentum: float = option(0.999, "Momentum of the key encoder (paper and the authors' code: 0.999).", minimum=0,
+                             maximum=1)
+    mlm_probability: float = option(
+        0.0,
+        "Joint masked-language modelling (the authors' code: 0.1; the paper: none): the share of each sentence's "
+        "tokens masked; every sentence embedding is then computed on the masked input and the masked tokens' "
+        "cross-entropy joins the loss. 0: off. The MLM head starts new (the offline base models ship none) and "
+        "is saved in the model folder for the next phase.",
+        minimum=0,
+        below=1,
+    )
 
 
 @dataclass
@@ -75,6 +92,24 @@ class EmmaxWarmupConfig(ClassifierOptions, BitextConfig):
         "Feed the classifier each example both ways (x - y and y - x), as phase 2 and the authors' classifier "
         "stage do; off: English minus the other side only.",
     )
+    stage: Literal["joint", "encoder", "classifier"] = option(
+        "joint",
+        "What the warm-up trains: 'joint', encoder and classifier in one loop (the paper's Algorithm 1); "
+        "'encoder', the encoder only (the authors' first stage); 'classifier', the classifier only on a frozen "
+        "encoder given as student (the authors' second stage; the checkpoint is picked by classifier accuracy).",
+    )
+    encoder_loss: Literal["paper", "authors"] = option(
+        "paper",
+        "'paper': InfoNCE of each sentence against the batch's translations (Eq. 2); 'authors': both sides of each "
+        "pair against a momentum key encoder's keys of the batch and the queue, the translation's key positive, "
+        "the own key left out (the authors' code).",
+    )
+    classifier_examples: Literal["paper", "authors"] = option(
+        "paper",
+        "'paper': translation rank 1, another pair's translation rank N, mixups between them (Eq. 3-4); "
+        "'authors': every sentence of the batch mixed with every key of the batch and the queue, ranked by the "
+        "key's weight, the own key and the translation rank 1 (the authors' classifier stage).",
+    )
     temperature: float = option(0.05, "InfoNCE temperature of the encoder on parallel pairs (Eq. 2).", above=0)
     max_seq_length: int = option(64, "Maximum tokens per sentence.", minimum=8)
     output_dir: str = option("runs/emmax-warmup", "Run folder: config.yaml, checkpoints/, model/, training.json.")
@@ -88,6 +123,13 @@ class EmmaxEmConfig(ClassifierOptions, BitextConfig):
 
     student: str = option(
         "", "The warm-up's model folder (it holds the rank classifier): `polyembed train emmax warmup` output."
+    )
+    learning_rate: float = option(
+        1e-5,
+        "Peak learning rate of the encoder in phase 2 (the authors' code: 4e-5 after 8000 warm-up steps; paper: "
+        "5e-4). 1e-5 is chosen on dev retrieval (`benchmarks/emmax.py`, docs/methods/emmax.md): at 4e-5 a "
+        "miniature reaches its peak within a few steps and unrelated pairs drift together.",
+        above=0,
     )
     parallel: bool = option(
         True,
@@ -116,10 +158,6 @@ class EmmaxEmConfig(ClassifierOptions, BitextConfig):
     max_sentences_per_language: int | None = option(
         None, "With `parallel: false`: cap on each language's sentences (a seeded sample).", minimum=1
     )
-    queue_size: int = option(768, "K, the MoCo queue of random sentences (the authors' code: 768; paper: 256).",
-                             minimum=2)
-    momentum: float = option(0.999, "Momentum of the key encoder (paper and the authors' code: 0.999).", minimum=0,
-                             maximum=1)
     temperatures: list[float] = option(
         [],
         "Per-rank temperatures tau_1 < ... < tau_N of ranking InfoNCE (N values, increasing; tau_N has no term); "

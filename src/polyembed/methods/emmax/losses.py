@@ -4,7 +4,11 @@
   plus the classifier's maximum likelihood (Eq. 4) on rank 1 for each translation, rank N for an outlier (the
   translation of another pair of the batch) and mixup examples between the two (Eq. 3), in both orientations
   (x - y and y - x, as phase 2 will feed them). It also starts the rank similarities s_r (`RankSimilarity`)
-  from the similarities of those labelled examples, as the authors' classifier stage does.
+  from the similarities of those labelled examples, as the authors' classifier stage does. Options give the
+  authors' code instead: their encoder loss (`encoder_loss="authors"`: both sides of each pair as anchors
+  against a momentum key encoder's keys of the batch and a queue, the own key left out), their classifier
+  examples (`classifier_examples="authors"`: each anchor mixed with every key), their separate stages
+  (`stage="encoder"` / `"classifier"`) and their joint MLM (`mlm`, `methods/emmax/mlm.py`).
 - `EmmaxEmLoss` (phase 2): anchors against the keys of the batch (a momentum key encoder's embeddings) and a
   MoCo queue. E-step: the classifier's argmax rank c_G (Eq. 9) and the encoder's rank c_M, the nearest s_r
   (Eq. 10). M-step, in the same optimizer step as Algorithm 1: ranking InfoNCE of the encoder on c_G (Eq. 7 /
@@ -16,7 +20,8 @@
   anchor's translation is rank 1 for both modules and its own key, a copy of itself, is masked out of the
   encoder's loss (the authors' `logits_mask`) while the classifier still learns it as rank 1. With monolingual
   text (the paper's Algorithm 1) there is no translation; `own_key` then makes the own key the encoder's rank 1
-  too, as MoCo's positive (off: the queue alone, the paper's text).
+  too, as MoCo's positive (off: the queue alone, the paper's text). With `mlm` (the authors' joint MLM) every
+  sentence embedding comes from masked input and the masked tokens' cross-entropy joins the loss.
 
 Each module trains on its own objective only: the classifier sees detached embeddings, and the ranks that
 supervise the other side carry no gradient. Embeddings are L2-normalised before both (the paper's analysis
@@ -25,6 +30,7 @@ works on the unit sphere).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from collections.abc import Sequence
@@ -36,8 +42,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from polyembed.methods.emmax.classifier import RankClassifier
+from polyembed.methods.emmax.mlm import JointMlm
 
 MIXUP_RULES = ("uniform", "ceil")
+STAGES = ("joint", "encoder", "classifier")
+FORMS = ("paper", "authors")
 
 
 def mixup_rank(lambdas: torch.Tensor, ranks: int, rule: str = "uniform") -> torch.Tensor:
@@ -130,11 +139,47 @@ def _embed(model: Any, features: dict[str, torch.Tensor]) -> torch.Tensor:
     return F.normalize(model(dict(features))["sentence_embedding"], dim=-1)
 
 
+class KeyBank(nn.Module):
+    """MoCo's keys: a momentum copy of the encoder (None where keys come from the encoder itself, e.g. a frozen
+    one) and a first-in-first-out queue of earlier keys with its write position."""
+
+    def __init__(self, queue: torch.Tensor, key_encoder: Any = None) -> None:
+        super().__init__()
+        self.key_encoder = key_encoder
+        self.register_buffer("queue", F.normalize(queue, dim=-1))
+        self.register_buffer("queue_position", torch.zeros((), dtype=torch.long))
+
+    def enqueue(self, keys: torch.Tensor) -> None:
+        """First in, first out: the keys overwrite the oldest entries, wrapping around the end."""
+        size = len(self.queue)
+        keys = keys[-size:]
+        slots = (self.queue_position + torch.arange(len(keys), device=keys.device)) % size
+        self.queue[slots] = keys
+        self.queue_position.copy_((self.queue_position + len(keys)) % size)
+
+    @torch.no_grad()
+    def momentum_update(self, encoder: nn.Module, momentum: float) -> None:
+        """key = momentum * key + (1 - momentum) * encoder, parameter by parameter (MoCo)."""
+        for key, query in zip(self.key_encoder.parameters(), encoder.parameters(), strict=True):
+            key.mul_(momentum).add_(query.detach(), alpha=1 - momentum)
+
+
+def momentum_copy(model: Any) -> Any:
+    """A frozen copy of `model` for a key encoder."""
+    key_encoder = copy.deepcopy(model)
+    key_encoder.eval()
+    key_encoder.requires_grad_(False)
+    return key_encoder
+
+
 class EmmaxWarmupLoss(nn.Module):
     """Phase 1 of EMMA-X: InfoNCE for the encoder plus the rank classifier's likelihood (Eq. 2-4).
 
     Inputs: a dataset of two text columns (a sentence, its translation). Paper: Guo et al. 2023, EMMA-X
-    (NeurIPS, arXiv:2306.10386), section 3.2.
+    (NeurIPS, arXiv:2306.10386), section 3.2. `stage` 'joint' trains both in one loop (the paper's Algorithm
+    1), 'encoder' the encoder only and 'classifier' the classifier only on a frozen encoder (the authors' code
+    runs these as two stages). `keys` (a `KeyBank`) is needed by the authors' encoder loss (with a key
+    encoder) and classifier examples (a queue).
 
     Example::
 
@@ -144,13 +189,26 @@ class EmmaxWarmupLoss(nn.Module):
 
     def __init__(self, model: Any, classifier: RankClassifier, temperature: float = 0.05, mixup_examples: int = 1,
                  label_smoothing: float = 0.0, mixup_rule: str = "uniform", both_orientations: bool = True,
-                 rank_similarity_momentum: float = 0.999) -> None:
+                 rank_similarity_momentum: float = 0.999, stage: str = "joint", encoder_loss: str = "paper",
+                 classifier_examples: str = "paper", keys: KeyBank | None = None, momentum: float = 0.999,
+                 mlm: JointMlm | None = None) -> None:
         super().__init__()
+        if stage not in STAGES or encoder_loss not in FORMS or classifier_examples not in FORMS:
+            raise ValueError(f"stage {stage!r}, encoder_loss {encoder_loss!r}, classifier_examples "
+                             f"{classifier_examples!r}: expected {STAGES}, {FORMS}, {FORMS}")
+        trains_encoder = stage != "classifier"
+        if keys is None and (classifier_examples == "authors" or (encoder_loss == "authors" and trains_encoder)):
+            raise ValueError("the authors' encoder loss and classifier examples need a KeyBank (`keys`)")
+        if keys is not None and encoder_loss == "authors" and trains_encoder and keys.key_encoder is None:
+            raise ValueError("the authors' encoder loss needs a key encoder in its KeyBank")
         self.model = model
-        self.head = nn.ModuleDict({"classifier": classifier, "rank_similarity": RankSimilarity(classifier.ranks)})
+        parts: dict[str, nn.Module] = {"classifier": classifier, "rank_similarity": RankSimilarity(classifier.ranks)}
+        parts |= {name: part for name, part in (("key_bank", keys), ("mlm", mlm)) if part is not None}
+        self.head = nn.ModuleDict(parts)
         self.temperature, self.mixup_examples, self.label_smoothing = temperature, mixup_examples, label_smoothing
         self.mixup_rule, self.both_orientations = mixup_rule, both_orientations
-        self.rank_similarity_momentum = rank_similarity_momentum
+        self.rank_similarity_momentum, self.momentum = rank_similarity_momentum, momentum
+        self.stage, self.encoder_loss, self.classifier_examples = stage, encoder_loss, classifier_examples
 
     @property
     def classifier(self) -> RankClassifier:
@@ -160,16 +218,72 @@ class EmmaxWarmupLoss(nn.Module):
     def rank_similarity(self) -> RankSimilarity:
         return self.head["rank_similarity"]  # type: ignore[return-value]
 
+    @property
+    def key_bank(self) -> KeyBank | None:
+        return dict(self.head.items()).get("key_bank")  # type: ignore[return-value]
+
+    @property
+    def mlm(self) -> JointMlm | None:
+        return dict(self.head.items()).get("mlm")  # type: ignore[return-value]
+
     def rank_similarities(self) -> torch.Tensor:
         """The current s_r (0 for a rank no example has had yet)."""
         return self.rank_similarity.values(self.rank_similarity_momentum)
 
     def forward(self, features: list[dict[str, torch.Tensor]], labels: Any = None) -> dict[str, torch.Tensor]:
-        first, second = (_embed(self.model, f) for f in features)
+        update = getattr(self.model, "training", False)  # a training step, not an evaluation: the state moves on
+        trains_encoder = self.stage != "classifier"
+        mlm = self.mlm if trains_encoder else None
+        masked = [mlm.mask(f) for f in features] if mlm is not None else [(f, None) for f in features]
+        inputs = [f for f, _ in masked]
+        with contextlib.nullcontext() if trains_encoder else torch.no_grad():
+            outputs = [self.model(dict(f)) for f in inputs]
+        first, second = (F.normalize(output["sentence_embedding"], dim=-1) for output in outputs)
+        keys, own_keys = self._keys(inputs, torch.cat([first, second]).detach(), update)
+        losses: dict[str, torch.Tensor] = {}
+        if trains_encoder:
+            losses["info_nce"] = (self.authors_info_nce(torch.cat([first, second]), keys)
+                                  if self.encoder_loss == "authors" else self.paper_info_nce(first, second))
+            if mlm is not None:
+                losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked])
+        if self.stage != "encoder":
+            losses["rank_mle"] = (self.keyed_rank_likelihood(torch.cat([first, second]).detach(), keys, update)
+                                  if self.classifier_examples == "authors"
+                                  else self.rank_likelihood(first.detach(), second.detach(), update))
+        if update and own_keys is not None:
+            self.head["key_bank"].enqueue(own_keys)
+        return losses
+
+    def _keys(self, inputs: list[dict[str, torch.Tensor]], anchors: torch.Tensor,
+              update: bool) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(the batch's keys then the queue, the batch's keys) from the key bank; None without one. The key
+        encoder takes its momentum step first (MoCo's order); without one the keys are the anchors."""
+        bank = self.key_bank
+        if bank is None:
+            return None, None
+        if bank.key_encoder is None or self.stage == "classifier":
+            own_keys = anchors
+        else:
+            if update:
+                bank.momentum_update(self.model, self.momentum)
+            with torch.no_grad():
+                own_keys = torch.cat([_embed(bank.key_encoder, f) for f in inputs])
+        return torch.cat([own_keys, bank.queue.clone()]), own_keys
+
+    def paper_info_nce(self, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+        """Eq. 2: each first side against the batch's second sides, its translation the positive."""
         scores = first @ second.T / self.temperature
-        info_nce = F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
-        update = getattr(self.model, "training", False)  # a training step, not an evaluation: s_r moves on
-        return {"info_nce": info_nce, "rank_mle": self.rank_likelihood(first.detach(), second.detach(), update)}
+        return F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
+
+    def authors_info_nce(self, anchors: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """The authors' warm-up encoder loss: every sentence of the batch (first sides, then second sides) against
+        the batch's keys and the queue, its translation's key the positive, its own key left out."""
+        size = len(anchors)
+        scores = (anchors @ keys.T / self.temperature)
+        own = torch.zeros_like(scores, dtype=torch.bool)
+        own[torch.arange(size), torch.arange(size)] = True
+        targets = (torch.arange(size, device=scores.device) + size // 2) % size
+        return F.cross_entropy(scores.masked_fill(own, -math.inf), targets)
 
     def labelled_examples(self, first: torch.Tensor, second: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
                                                                                        torch.Tensor]:
@@ -203,35 +317,44 @@ class EmmaxWarmupLoss(nn.Module):
             self.rank_similarity.update(similarities, targets, self.rank_similarity_momentum)
         return rank_nll(self.classifier.log_posterior(differences), targets, self.label_smoothing)
 
+    def keyed_examples(self, anchors: torch.Tensor, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                   torch.Tensor]:
+        """The authors' classifier examples (anchors x keys): every anchor (first sides, then second sides)
+        mixed with every key, m = lambda a + (1 - lambda) k with lambda uniform, as the difference a - m =
+        (1 - lambda)(a - k), its similarity a.m (unit a) and the rank of the key's weight 1 - lambda
+        (`mixup_rank`: near the anchor is rank 1); the own key and the translation's are rank 1 whatever lambda."""
+        lambdas = torch.rand(len(anchors), len(keys), device=anchors.device)
+        weights = 1 - lambdas
+        differences = weights.unsqueeze(-1) * (anchors.unsqueeze(1) - keys.unsqueeze(0))
+        similarities = lambdas + weights * (anchors @ keys.T)
+        targets = mixup_rank(weights, self.classifier.ranks, self.mixup_rule)
+        known = translation_mask(len(anchors) // 2, len(keys), anchors.device)
+        known[torch.arange(len(anchors)), torch.arange(len(anchors))] = True
+        return differences, similarities, targets.masked_fill(known, 1)
 
-class EmmaxState(nn.Module):
+    def keyed_rank_likelihood(self, anchors: torch.Tensor, keys: torch.Tensor, update: bool = False
+                              ) -> torch.Tensor:
+        """The classifier's likelihood over `keyed_examples`; `update` moves s_r by their ranks (the code's
+        classifier stage)."""
+        differences, similarities, targets = self.keyed_examples(anchors, keys)
+        if update:
+            self.rank_similarity.update(similarities, targets, self.rank_similarity_momentum)
+        return rank_nll(self.classifier.log_posterior(differences), targets, self.label_smoothing)
+
+
+class EmmaxState(KeyBank):
     """Everything phase 2 keeps besides the encoder, saved in every checkpoint so a resumed run continues
     exactly: the classifier, the momentum key encoder, the queue and its write position, the rank
-    similarities s_r and the rank counts since the last dev evaluation."""
+    similarities s_r, the rank counts since the last dev evaluation and the joint MLM's head (if any)."""
 
-    def __init__(self, classifier: RankClassifier, key_encoder: Any, queue: torch.Tensor) -> None:
-        super().__init__()
+    def __init__(self, classifier: RankClassifier, key_encoder: Any, queue: torch.Tensor,
+                 mlm: JointMlm | None = None) -> None:
+        super().__init__(queue, key_encoder)
         ranks = classifier.ranks
         self.classifier = classifier
-        self.key_encoder = key_encoder
         self.rank_similarity = RankSimilarity(ranks)
-        self.register_buffer("queue", F.normalize(queue, dim=-1))
-        self.register_buffer("queue_position", torch.zeros((), dtype=torch.long))
         self.register_buffer("rank_counts", torch.zeros(ranks))
-
-    def enqueue(self, keys: torch.Tensor) -> None:
-        """First in, first out: the keys overwrite the oldest entries, wrapping around the end."""
-        size = len(self.queue)
-        keys = keys[-size:]
-        slots = (self.queue_position + torch.arange(len(keys), device=keys.device)) % size
-        self.queue[slots] = keys
-        self.queue_position.copy_((self.queue_position + len(keys)) % size)
-
-    @torch.no_grad()
-    def momentum_update(self, encoder: nn.Module, momentum: float) -> None:
-        """key = momentum * key + (1 - momentum) * encoder, parameter by parameter (MoCo)."""
-        for key, query in zip(self.key_encoder.parameters(), encoder.parameters(), strict=True):
-            key.mul_(momentum).add_(query.detach(), alpha=1 - momentum)
+        self.mlm = mlm
 
 
 @dataclass
@@ -274,15 +397,13 @@ class EmmaxEmLoss(nn.Module):
     def __init__(self, model: Any, classifier: RankClassifier, initial_queue: torch.Tensor,
                  temperatures: Sequence[float], momentum: float = 0.999, rank_similarity_momentum: float = 0.999,
                  dual_supervision: bool = True, label_smoothing: float = 0.0, own_key: bool = True,
-                 initial_rank_similarity: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
+                 initial_rank_similarity: tuple[Sequence[float], Sequence[float]] | None = None,
+                 mlm: JointMlm | None = None) -> None:
         super().__init__()
         if len(temperatures) != classifier.ranks:
             raise ValueError(f"{len(temperatures)} temperatures for {classifier.ranks} ranks")
         self.model = model
-        key_encoder = copy.deepcopy(model)
-        key_encoder.eval()
-        key_encoder.requires_grad_(False)
-        self.head = EmmaxState(classifier, key_encoder, initial_queue)
+        self.head = EmmaxState(classifier, momentum_copy(model), initial_queue, mlm)
         if initial_rank_similarity is not None:
             self.head.rank_similarity.load_values(*initial_rank_similarity, momentum=rank_similarity_momentum)
         if not dual_supervision:
@@ -316,9 +437,12 @@ class EmmaxEmLoss(nn.Module):
         training = self.model.training  # a training step, not an evaluation: the state moves on
         if training:
             state.momentum_update(self.model, self.momentum)
-        anchors = torch.cat([_embed(self.model, f) for f in features])
-        with torch.no_grad():
-            own_keys = torch.cat([_embed(state.key_encoder, f) for f in features])
+        mlm = state.mlm
+        masked = [mlm.mask(f) for f in features] if mlm is not None else [(f, None) for f in features]
+        outputs = [self.model(dict(f)) for f, _ in masked]
+        anchors = torch.cat([F.normalize(output["sentence_embedding"], dim=-1) for output in outputs])
+        with torch.no_grad():  # the key encoder sees the same (masked) input, as in the authors' code
+            own_keys = torch.cat([_embed(state.key_encoder, f) for f, _ in masked])
         parallel = len(features) == 2
         batch_keys = parallel or self.own_key
         compared = torch.cat([own_keys, state.queue.clone()]) if batch_keys else state.queue.clone()
@@ -330,6 +454,8 @@ class EmmaxEmLoss(nn.Module):
         if self.dual_supervision:
             losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), step.classifier_targets,
                                           self.label_smoothing)
+        if mlm is not None:
+            losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked])
         if training:
             self._after_step(similarities.detach(), step.predicted, step.fixed, own_keys)
         return losses

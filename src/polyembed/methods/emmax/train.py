@@ -73,7 +73,23 @@ def prepare_warmup(config: EmmaxWarmupConfig, origin: ConfigOrigin | None = None
     origin = origin or ConfigOrigin()
     if config.student_vocabulary != "keep":
         raise origin.error("student_vocabulary", "EMMA-X keeps the student's vocabulary; use 'keep'")
-    return prepare_bitext(config, origin)
+    if config.stage == "classifier" and config.mlm_probability:
+        raise origin.error("mlm_probability", "the classifier stage keeps the encoder frozen: joint MLM trains "
+                           "the encoder (set it in the 'encoder' or 'joint' stage)")
+    bitext = prepare_bitext(config, origin)
+    if _warmup_queue(config):
+        sentences = len({text for source in bitext.train for text in (*source.english, *source.other)})
+        if sentences < config.queue_size:
+            raise origin.error("queue_size", f"{config.queue_size} is more than the {sentences} sentences of the "
+                               "bitext")
+    return bitext
+
+
+def _warmup_queue(config: EmmaxWarmupConfig) -> bool:
+    """Whether the warm-up keeps a queue: the authors' encoder loss or classifier examples in a stage that
+    trains that part."""
+    return ((config.encoder_loss == "authors" and config.stage != "classifier")
+            or (config.classifier_examples == "authors" and config.stage != "encoder"))
 
 
 def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
@@ -82,29 +98,44 @@ def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
     from polyembed.methods.emmax.classifier import build_classifier
-    from polyembed.methods.emmax.losses import EmmaxWarmupLoss
+    from polyembed.methods.emmax.losses import EmmaxWarmupLoss, KeyBank, momentum_copy
 
     model, prompt = _student(config)
+    if config.stage == "classifier":
+        model.requires_grad_(False)
     classifier = build_classifier(config.classifier, model.get_embedding_dimension(), config.ranks)
-    loss = EmmaxWarmupLoss(model, classifier, config.temperature, config.mixup_examples, config.label_smoothing,
-                           config.mixup_rule, config.both_orientations, config.rank_similarity_momentum)
     english = [e for source in bitext.train for e in source.english]
     other = [o for source in bitext.train for o in source.other]
+    keys = None
+    if _warmup_queue(config):
+        trains_keys = config.encoder_loss == "authors" and config.stage != "classifier"
+        key_encoder = momentum_copy(model) if trains_keys else None
+        keys = KeyBank(_initial_queue(model, prompt, [*english, *other], config), key_encoder)
+    mlm = _mlm(model, config.mlm_probability, None)
+    loss = EmmaxWarmupLoss(model, classifier, config.temperature, config.mixup_examples, config.label_smoothing,
+                           config.mixup_rule, config.both_orientations, config.rank_similarity_momentum,
+                           config.stage, config.encoder_loss, config.classifier_examples, keys, config.momentum, mlm)
     evaluator = _evaluator(bitext, config.batch_size, loss)
     if show_progress:
-        print(f"emmax warm-up: {len(english):,} pairs, {config.classifier} classifier with {config.ranks} ranks")
+        print(f"emmax warm-up ({config.stage}): {len(english):,} pairs, {config.classifier} classifier with "
+              f"{config.ranks} ranks, encoder loss {config.encoder_loss}, classifier examples "
+              f"{config.classifier_examples}, MLM {config.mlm_probability:g}")
     return TrainingJob(
         model=model,
         train_dataset=Dataset.from_dict({"english": english, "other": other}),
         loss=loss,
         evaluator=evaluator,
-        best_metric="eval_dev_mean_accuracy",
+        # a frozen encoder's retrieval cannot move: the classifier stage keeps its best classifier
+        best_metric="eval_dev_classifier_accuracy" if config.stage == "classifier" else "eval_dev_mean_accuracy",
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         trainer_class=EmmaxTrainer,
         learning_rate_mapping={CLASSIFIER_PARAMETERS: config.classifier_learning_rate},
         prompts=prompt or None,
-        save_model=_saver(loss, config.rank_similarity_momentum),
-        details={"bitext": bitext.describe(), "classifier": config.classifier, "ranks": config.ranks},
+        save_model=_saver(loss, config.rank_similarity_momentum, config.stage,
+                          Path(config.student).expanduser() if config.stage == "classifier" else None),
+        details={"bitext": bitext.describe(), "classifier": config.classifier, "ranks": config.ranks,
+                 "stage": config.stage, "encoder_loss": config.encoder_loss,
+                 "classifier_examples": config.classifier_examples, "mlm_probability": config.mlm_probability},
     )
 
 
@@ -156,9 +187,14 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
         raise origin.error("student", f"{config.student}: not a folder; the EM phase starts from the warm-up's "
                            "model folder (it holds the rank classifier)")
     try:
-        ranks = int(read_classifier_config(Path(config.student).expanduser())["ranks"])
+        description = read_classifier_config(Path(config.student).expanduser())
     except PolyembedError as err:
         raise origin.error("student", str(err)) from err
+    if description.get("stage") == "encoder":
+        raise origin.error("student", f"{config.student}: its rank classifier was never trained (warm-up stage "
+                           "'encoder'); train it first: `polyembed train emmax warmup --stage classifier --student "
+                           f"{config.student}`")
+    ranks = int(description["ranks"])
     temperatures = check_temperatures(config.temperatures, ranks, origin)
     root = data_root(config.data_root) if config.datasets else None
     by_language: dict[str, list[str]] = {}
@@ -229,7 +265,6 @@ def _parallel_text(config: EmmaxEmConfig, origin: ConfigOrigin, train: list, dev
 
 def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress: bool) -> TrainingJob:
     """The warm-up's encoder and classifier, a queue filled with random sentences, the EM loss, dev retrieval."""
-    import torch
     from datasets import Dataset
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
@@ -240,13 +275,10 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
     folder = Path(config.student).expanduser()
     classifier = load_classifier(folder)
     pool = [*text.english, *text.other] if config.parallel else text.sentences
-    start = random.Random(f"{config.seed}:emmax:queue").sample(list(dict.fromkeys(pool)), config.queue_size)
-    with torch.no_grad():
-        queue = model.encode(start, prompt=prompt or None, batch_size=config.batch_size, convert_to_tensor=True,
-                             normalize_embeddings=True, show_progress_bar=False).cpu()
-    loss = EmmaxEmLoss(model, classifier, queue, text.temperatures, config.momentum,
-                       config.rank_similarity_momentum, config.dual_supervision, config.label_smoothing,
-                       config.own_key, read_rank_similarity(folder))
+    loss = EmmaxEmLoss(model, classifier, _initial_queue(model, prompt, pool, config), text.temperatures,
+                       config.momentum, config.rank_similarity_momentum, config.dual_supervision,
+                       config.label_smoothing, config.own_key, read_rank_similarity(folder),
+                       _mlm(model, config.mlm_probability, folder))
     evaluator = _evaluator(text.dev, config.batch_size, loss)
     before = {k: v for k, v in evaluator(model).items() if "rank_" not in k or "similarity" in k}  # the warm-up's
     if show_progress:
@@ -269,7 +301,8 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
         save_model=_saver(loss, config.rank_similarity_momentum),
         details={"sentences" if not config.parallel else "pairs": text.counts, "ranks": classifier.ranks,
                  "classifier": classifier.kind, "temperatures": text.temperatures, "parallel": config.parallel,
-                 "dual_supervision": config.dual_supervision, "own_key": config.own_key, "before": before},
+                 "dual_supervision": config.dual_supervision, "own_key": config.own_key,
+                 "mlm_probability": config.mlm_probability, "before": before},
     )
 
 
@@ -287,15 +320,56 @@ def _student(config: EmmaxWarmupConfig | EmmaxEmConfig) -> tuple[Any, str]:
     return model, default_prompt(model) or ""
 
 
-def _saver(loss: Any, momentum: float) -> Any:
-    """run/model: the encoder plus its rank classifier and s_r (the EM phase and users load them from there)."""
+def _initial_queue(model: Any, prompt: str, pool: list[str], config: EmmaxWarmupConfig | EmmaxEmConfig) -> Any:
+    """The queue's start: `queue_size` distinct sentences of `pool` (a seeded sample), embedded."""
+    import torch
+
+    start = random.Random(f"{config.seed}:emmax:queue").sample(list(dict.fromkeys(pool)), config.queue_size)
+    with torch.no_grad():
+        return model.encode(start, prompt=prompt or None, batch_size=config.batch_size, convert_to_tensor=True,
+                            normalize_embeddings=True, show_progress_bar=False).cpu()
+
+
+def _mlm(model: Any, probability: float, folder: Path | None) -> Any:
+    """The joint MLM (None at probability 0), its head loaded from `folder` where an earlier phase saved one."""
+    from polyembed.methods.emmax.mlm import MLM_HEAD_FILE, JointMlm
+
+    if not probability:
+        return None
+    try:
+        mlm = JointMlm(model, probability)
+    except ValueError as err:
+        raise PolyembedError(f"mlm_probability: {err}") from err
+    if folder is not None and (folder / MLM_HEAD_FILE).is_file():
+        from safetensors.torch import load_file
+
+        mlm.head.load_state_dict(load_file(str(folder / MLM_HEAD_FILE)))
+    return mlm
+
+
+def _saver(loss: Any, momentum: float, stage: str | None = None, student: Path | None = None) -> Any:
+    """run/model: the encoder plus its rank classifier and s_r (the EM phase and users load them from there),
+    the warm-up's stage (an 'encoder' stage's classifier is untrained) and the joint MLM's head: this run's, or
+    the `student` folder's carried over (the classifier stage trains none)."""
+    import shutil
+
     from polyembed.methods.emmax.classifier import save_classifier
+    from polyembed.methods.emmax.mlm import MLM_HEAD_FILE
 
     def save(model: Any, folder: Path) -> None:
+        from safetensors.torch import save_file
+
         model.save(str(folder))
         similarity = loss.rank_similarity
-        save_classifier(loss.classifier, folder, {"rank_similarity": similarity.values(momentum).tolist(),
-                                                  "rank_similarity_updates": similarity.updates.tolist()})
+        extra = {"rank_similarity": similarity.values(momentum).tolist(),
+                 "rank_similarity_updates": similarity.updates.tolist()}
+        save_classifier(loss.classifier, folder, {**extra, "stage": stage} if stage else extra)
+        mlm = getattr(loss, "mlm", None) or getattr(loss.head, "mlm", None)
+        if mlm is not None:
+            save_file({k: v.detach().contiguous().cpu() for k, v in mlm.head.state_dict().items()},
+                      str(folder / MLM_HEAD_FILE))
+        elif student is not None and (student / MLM_HEAD_FILE).is_file():
+            shutil.copyfile(student / MLM_HEAD_FILE, folder / MLM_HEAD_FILE)
 
     return save
 

@@ -15,36 +15,15 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from polyembed.models.mlm_head import MaskedLanguageModelingHead
+from polyembed.models.mlm_head import (
+    IGNORE_INDEX,
+    MaskedLanguageModelingHead,
+    mask_tokens,
+    special_token_mask,
+)
 
-IGNORE_INDEX = -100
-__all__ = ["MaskedLanguageModelingHead", "MaskedLanguageModelingLoss", "PivotCosineLoss",
+__all__ = ["IGNORE_INDEX", "MaskedLanguageModelingHead", "MaskedLanguageModelingLoss", "PivotCosineLoss",
            "PivotMultipleNegativesRankingLoss", "mask_tokens", "special_token_mask"]
-
-
-def mask_tokens(
-    input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vocabulary_size: int, probability: float,
-    generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT's masking (as transformers' DataCollatorForLanguageModeling): `probability` of the non-special,
-    non-padding tokens are chosen; 80 % of those become the mask token, 10 % a random token, 10 % stay.
-    Returns (masked input ids, labels with IGNORE_INDEX outside the chosen positions)."""
-    device = input_ids.device
-    chosen = (torch.rand(input_ids.shape, generator=generator, device=device) < probability) & ~special
-    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
-    draw = torch.rand(input_ids.shape, generator=generator, device=device)
-    masked = input_ids.clone()
-    masked[chosen & (draw < 0.8)] = mask_id
-    random_positions = chosen & (draw >= 0.8) & (draw < 0.9)
-    masked[random_positions] = torch.randint(
-        vocabulary_size, (int(random_positions.sum()),), generator=generator, device=device
-    )
-    return masked, labels
-
-
-def special_token_mask(input_ids: torch.Tensor, tokenizer: Any) -> torch.Tensor:
-    """True at special tokens (CLS, SEP, PAD, ...), which are never masked."""
-    return torch.isin(input_ids, torch.tensor(sorted(set(tokenizer.all_special_ids)), device=input_ids.device))
 
 
 class MaskedLanguageModelingLoss(nn.Module):
