@@ -416,8 +416,8 @@ def render() -> None:
         return
     section = [START, "## EMMA-X at the authors' defaults", "",
                "The defaults of `docs/methods/emmax.md` (phase 2 on bitext with the translation as rank 1, s_r from "
-               "the warm-up at 0.999 bias-corrected, the authors' temperatures, label smoothing, queue and learning "
-               "rates).", ""]
+               "the warm-up at 0.999 bias-corrected, the authors' temperatures, label smoothing and queue; the "
+               "encoder at 4e-5 in phase 1 and 1e-5 in phase 2).", ""]
     if rates:
         first_rates = rates[0]
         cells = {}
