@@ -120,3 +120,24 @@ def test_keep_checkpoints_false_frees_the_disk_and_may_differ_on_resume(
         train("toy", **{**options, "keep_checkpoints": False, "temperature": 0.2}, resume=True, show_progress=False)
     with pytest.raises(PolyembedError, match="holds a finished run .*nothing to resume"):
         train("toy", **{**options, "keep_checkpoints": False}, resume=True, show_progress=False)
+
+
+def test_final_checkpoint_and_constant_schedule(toy_inputs: dict[str, Path], tmp_path: Path) -> None:
+    """checkpoint: final keeps the last model even when an earlier one scored better on dev, and measures it
+    when the last step falls between evaluations; lr_schedule: constant holds the rate after the warm-up."""
+    from sentence_transformers import SentenceTransformer
+
+    import tests.methods.toy  # noqa: F401 - registers "toy" in this process
+
+    options = _toy_config(toy_inputs, tmp_path / "final", max_steps=7, eval_steps=3, learning_rate=5e-2,
+                          checkpoint="final", lr_schedule="constant", warmup_ratio=0.0, keep_checkpoints=True)
+    result = train("toy", **options, show_progress=False)
+    assert [entry["step"] for entry in result.history] == [3, 6, 7]  # 7 is measured after training
+    assert result.best == result.history[-1] and result.best_checkpoint is None
+    state = json.loads((tmp_path / "final" / "checkpoints" / "checkpoint-7" / "trainer_state.json").read_text())
+    rates = {entry["learning_rate"] for entry in state["log_history"] if "learning_rate" in entry}
+    assert rates == {5e-2}
+    final = SentenceTransformer(str(tmp_path / "final" / "checkpoints" / "checkpoint-7"), device="cpu")
+    kept = SentenceTransformer(result.model_dir, device="cpu")
+    sentences = [en for en, _ in PAIRS[:4]]
+    assert (final.encode(sentences) == kept.encode(sentences)).all()

@@ -145,7 +145,8 @@ def test_sts_dev_measure_scores_both_directions_against_the_pivot(hashing_encode
 
 def test_checkpoint_chosen_by_cross_lingual_sts_dev(tiny, tmp_path: Path, shared_data: Path) -> None:
     result = train("modular-cla", show_progress=False, **_options(
-        tiny, tmp_path / "sts", max_steps=6, eval_steps=2, dev_measure="sts", data_root=str(shared_data)))
+        tiny, tmp_path / "sts", max_steps=6, eval_steps=2, dev_measure="sts", checkpoint="best",
+        data_root=str(shared_data)))
     assert result.details["alignment"]["dev_sts_pairs"] == 1500  # stsb-multi-mt en-de dev
     history = [entry for entry in result.history if "eval_dev_sts_spearman" in entry]
     assert len(history) == 3 and np.isfinite(result.details["before"]["dev_sts_spearman"])

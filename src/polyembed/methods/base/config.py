@@ -39,6 +39,10 @@ class TrainConfig:
     max_steps: int | None = option(None, "Stop after this many optimizer steps (overrides epochs).", minimum=1)
     learning_rate: float = option(2e-5, "Peak learning rate (paper: 2e-5).", above=0)
     warmup_ratio: float = option(0.1, "Fraction of steps with linear warm-up.", minimum=0, below=1)
+    lr_schedule: Literal["linear", "constant"] = option(
+        "linear", "After the warm-up: 'linear' decay to 0, or 'constant' (sentence-transformers' constantlr when "
+        "warmup_ratio is 0)."
+    )
     weight_decay: float = option(0.01, "AdamW weight decay.", minimum=0)
     max_seq_length: int = option(
         128, "Student's maximum tokens per sentence during training and after.", minimum=1
@@ -64,6 +68,10 @@ class TrainConfig:
         None, "Dev evaluation and checkpoint every N steps; unset: four per run.", minimum=1
     )
     save_total_limit: int = option(2, "Checkpoints kept on disk (the best one is always kept).", minimum=1)
+    checkpoint: Literal["best", "final"] = option(
+        "best", "Which model becomes model/: the 'best' checkpoint by the method's dev measure, or the 'final' "
+        "one (the dev measure is still logged, also at the last step)."
+    )
     keep_checkpoints: bool = option(
         True,
         "Keep checkpoints/ once training has finished; false frees the disk (model/ holds the best model "

@@ -106,6 +106,7 @@ class TrainResult:
     model_dir: str
     history: list[dict[str, Any]]
     best: dict[str, float]
+    """Dev metrics of the model kept as model/: the best checkpoint's, or the last evaluation's (checkpoint: final)."""
     best_checkpoint: str | None
     steps: int
     train_pairs_seen: int
@@ -147,8 +148,8 @@ def planned_steps(config: TrainConfig, steps_per_epoch: int) -> int:
 def fit(
     method: str, job: TrainingJob, config: TrainConfig, run: RunFolder, resume: bool, show_progress: bool
 ) -> TrainResult:
-    """Train `job` with the config's schedule in `run`, keep the best checkpoint as run/model, write
-    training.json; `resume` continues from the last complete checkpoint (optimizer, scheduler, RNG, data)."""
+    """Train `job` with the config's schedule in `run`, keep the best (or the final) checkpoint as run/model,
+    write training.json; `resume` continues from the last complete checkpoint (optimizer, scheduler, RNG, data)."""
     import torch
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
@@ -174,6 +175,7 @@ def fit(
         per_device_eval_batch_size=config.batch_size,
         learning_rate=config.learning_rate,
         warmup_steps=config.warmup_ratio,
+        lr_scheduler_type={"linear": "linear", "constant": "constant_with_warmup"}[config.lr_schedule],
         weight_decay=config.weight_decay,
         num_train_epochs=config.epochs,
         max_steps=config.max_steps or -1,
@@ -182,7 +184,7 @@ def fit(
         save_strategy="steps",
         save_steps=eval_steps,
         save_total_limit=config.save_total_limit,
-        load_best_model_at_end=True,
+        load_best_model_at_end=config.checkpoint == "best",
         metric_for_best_model=job.best_metric,
         greater_is_better=job.greater_is_better,
         logging_steps=max(1, min(50, eval_steps // 2)),
@@ -207,6 +209,9 @@ def fit(
     if resume and show_progress:
         print(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
     trainer.train(resume_from_checkpoint=str(last) if last else None)
+    evaluated = [entry.get("step") for entry in trainer.state.log_history if job.best_metric in entry]
+    if config.checkpoint == "final" and (not evaluated or evaluated[-1] != trainer.state.global_step):
+        trainer.evaluate()  # the kept model's own dev measure, when the last step fell between evaluations
 
     run.save_model(job.final_model(trainer.model) if job.final_model else trainer.model, save=job.save_model)
     state = trainer.state
@@ -217,6 +222,8 @@ def fit(
     ]
     scored = [entry for entry in history if job.best_metric in entry]
     best = max(scored, key=lambda e: e[job.best_metric] * (1 if job.greater_is_better else -1)) if scored else {}
+    if config.checkpoint == "final":
+        best = scored[-1] if scored else {}
     count = job.rows_in_steps or (lambda steps: steps * step_rows)
     pairs_this_process = count(state.global_step) - count(state.global_step - timer.steps)
     result = TrainResult(
@@ -225,7 +232,7 @@ def fit(
         model_dir=str(run.model_dir),
         history=history,
         best=best,
-        best_checkpoint=state.best_model_checkpoint,
+        best_checkpoint=state.best_model_checkpoint if config.checkpoint == "best" else None,
         steps=state.global_step,
         train_pairs_seen=count(state.global_step),
         train_seconds=round(timer.seconds, 2),

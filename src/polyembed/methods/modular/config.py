@@ -69,8 +69,10 @@ class SentenceEncodingConfig(LoraOptions, TrainConfig):
 
     language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code); required.")
     paraphrase_datasets: list[str] = option(
-        ["stsb-multi-mt", "tatoeba-challenge", "paraphrase-en", "kardes-xnli"],
-        "Registry paraphrase sources (polyembed.data.paraphrases); those without the language are skipped.",
+        ["stsb-multi-mt", "tatoeba-challenge", "kardes-xnli"],
+        "Registry paraphrase sources (polyembed.data.paraphrases); those without the language are skipped. The "
+        "default gives English the same multi-parallel kind as the other languages; add 'paraphrase-en' (WikiAuto, "
+        "English only) for more English pairs.",
     )
     paraphrase_files: list[str] = option(
         [], "Paraphrase pairs of your own (e.g. from `polyembed data translate`): TSV anchor<TAB>paraphrase."
@@ -121,22 +123,35 @@ class CrossLingualAlignmentConfig(TrainConfig):
         1, "Parallel (cosine) batches per round-robin cycle (paper: 1); 0 trains on paraphrases only, the arXiv "
         "paper's CLA (dev retrieval still uses held-out parallel pairs).", minimum=0,
     )
+    paraphrase_loss: Literal["cross-model", "pivot"] = option(
+        "cross-model",
+        "Paraphrase batches: 'cross-model' (the authors' code: per pair a coin picks the anchor side, the language "
+        "through its encoder or English through the pivot, so candidates mix both encoders) or 'pivot' (the "
+        "language is always the anchor, every candidate a pivot embedding).",
+    )
+    parallel_loss: Literal["squared", "linear"] = option(
+        "squared", "Parallel batches: '(1 - cos)^2' as sentence-transformers' CosineSimilarityLoss ('squared') or "
+        "'1 - cos' ('linear')."
+    )
     dev_measure: Literal["retrieval", "sts"] = option(
         "retrieval",
-        "What picks the kept checkpoint: 'retrieval' (held-out parallel pairs against the pivot; any language) or "
-        "'sts' (the language's en-X STS dev split, stsb-multi-mt or Kardes STS: graded similarity, which retrieval "
-        "cannot see). Retrieval is always measured.",
+        "The dev measure (what picks the kept checkpoint with checkpoint: best): 'retrieval' (held-out parallel "
+        "pairs against the pivot; any language) or 'sts' (the language's en-X STS dev split, stsb-multi-mt or "
+        "Kardes STS: graded similarity, which retrieval cannot see). Retrieval is always measured.",
     )
     reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
     mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
-    learning_rate: float = option(
-        1e-5,
-        "Peak learning rate (paper: 1e-4 at batch 128). 1e-5: at 1e-4 and batch 32 the adapters keep dev retrieval "
-        "but lose en-X STS (Russian 77 -> 31 on the dev split); chosen on the STS dev splits, docs/benchmarks.md.",
-        above=0,
+    learning_rate: float = option(1e-4, "Learning rate (the authors': 1e-4 at batch 128).", above=0)
+    warmup_ratio: float = option(0.0, "Fraction of steps with linear warm-up (the authors': none).", minimum=0,
+                                 below=1)
+    lr_schedule: Literal["linear", "constant"] = option(
+        "constant", "After the warm-up: 'constant' (the authors' constantlr) or 'linear' decay to 0."
     )
-    batch_size: int = option(32, "Pairs per mini-batch (paper: 128).", minimum=2)
+    checkpoint: Literal["best", "final"] = option(
+        "final", "Which model becomes model/: the 'final' one (the authors') or the 'best' by dev_measure."
+    )
+    batch_size: int = option(32, "Pairs per mini-batch (the authors': 128).", minimum=2)
     output_dir: str = option("runs/modular-cla", "Run folder: config.yaml, checkpoints/, model/, training.json.")
 
 
@@ -189,9 +204,7 @@ class JointAlignmentConfig(TrainConfig):
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
     mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
     learning_rate: float = option(
-        1e-5,
-        "Peak learning rate (paper: 1e-4 at batch 128). 1e-5: at 1e-4 and batch 32 the adapters keep dev retrieval "
-        "but lose en-X STS (Russian 77 -> 31 on the dev split); chosen on the STS dev splits, docs/benchmarks.md.",
+        1e-5, "Peak learning rate (paper: 1e-4 at batch 128; 1e-5 chosen on the STS dev splits, docs/benchmarks.md).",
         above=0,
     )
     batch_size: int = option(32, "Pairs per mini-batch, all of one language pair (paper: 128).", minimum=2)

@@ -1,8 +1,10 @@
 """The CLA stage (Huang et al. 2024, section 3.2): a parallel adapter beside every feed-forward block of one
 language's encoder, trained to bring its sentences to the frozen English pivot's embedding of their English
-counterparts. Batches alternate between cross-lingual paraphrases (MultipleNegativesRankingLoss against the
-pivot) and parallel sentences (cosine loss), through sentence-transformers' multi-dataset training; how many of
-each per cycle is configurable, and either kind can be left out (paraphrases only is the arXiv paper's CLA).
+counterparts. Batches alternate between cross-lingual paraphrases (MultipleNegativesRankingLoss; by default
+the authors' cross-model batches, whose anchors and candidates mix the encoder and the pivot) and parallel
+sentences (cosine loss), through sentence-transformers' multi-dataset training; how many of each per cycle is
+configurable, and either kind can be left out (paraphrases only is the arXiv paper's CLA). The default schedule
+is the authors': a constant learning rate and the final model; picking a checkpoint by a dev measure is an option.
 
 Only the adapters train, so with the adapters off the encoder is exactly what it was (the paper's point:
 alignment never disturbs monolingual quality). The pivot is frozen, so its embeddings of the English side are
@@ -262,7 +264,11 @@ def build_job(
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
     from polyembed.methods.base.student import set_max_seq_length
-    from polyembed.methods.modular.losses import PivotCosineLoss, PivotMultipleNegativesRankingLoss
+    from polyembed.methods.modular.losses import (
+        CrossModelMultipleNegativesRankingLoss,
+        PivotCosineLoss,
+        PivotMultipleNegativesRankingLoss,
+    )
     from polyembed.methods.modular.stage import default_prompt
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import as_sentence_transformer, load_model
@@ -300,11 +306,13 @@ def build_job(
     datasets, losses, counts = {}, {}, []
     if data.paraphrases[0] and config.paraphrase_batches:
         datasets["paraphrase"] = labelled(*data.paraphrases)
-        losses["paraphrase"] = PivotMultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
+        paraphrase_loss = {"cross-model": CrossModelMultipleNegativesRankingLoss,
+                           "pivot": PivotMultipleNegativesRankingLoss}[config.paraphrase_loss]
+        losses["paraphrase"] = paraphrase_loss(model, scale=config.mnrl_scale)
         counts.append(config.paraphrase_batches)
     if config.parallel_batches:
         datasets["parallel"] = labelled(*data.parallel)
-        losses["parallel"] = PivotCosineLoss(model)
+        losses["parallel"] = PivotCosineLoss(model, squared=config.parallel_loss == "squared")
         counts.append(config.parallel_batches)
     if show_progress:
         print(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and {len(data.parallel[0]):,} "

@@ -22,8 +22,9 @@ from polyembed.models.mlm_head import (
     special_token_mask,
 )
 
-__all__ = ["IGNORE_INDEX", "MaskedLanguageModelingHead", "MaskedLanguageModelingLoss", "PivotCosineLoss",
-           "PivotMultipleNegativesRankingLoss", "mask_tokens", "special_token_mask"]
+__all__ = ["IGNORE_INDEX", "CrossModelMultipleNegativesRankingLoss", "MaskedLanguageModelingHead",
+           "MaskedLanguageModelingLoss", "PivotCosineLoss", "PivotMultipleNegativesRankingLoss", "mask_tokens",
+           "special_token_mask"]
 
 
 class MaskedLanguageModelingLoss(nn.Module):
@@ -121,9 +122,55 @@ class PivotMultipleNegativesRankingLoss(nn.Module):
         return "Henderson et al. 2017 (arXiv:1705.00652); Huang et al. 2024 (arXiv:2407.14878), section 3.2"
 
 
+class CrossModelMultipleNegativesRankingLoss(nn.Module):
+    """MultipleNegativesRankingLoss over a batch that mixes two encoders: for each pair a coin decides which side
+    is the anchor, the language's sentence through the trained encoder or its English paraphrase through the
+    frozen pivot, and the other side joins the candidates. Every row's candidates then hold both encoders'
+    embeddings, so the trained encoder's own sentences must also stay apart from each other (X-X similarities
+    enter the softmax), which a pivot-only batch leaves free: an offset shared by all of the language's
+    embeddings costs nothing there.
+
+    Inputs: a text column (the language's sentence) and a `label` column (the pivot's embedding of its English
+    paraphrase, precomputed: the pivot is frozen and runs in eval mode, so this equals encoding it in the
+    batch). The coins come from torch's global generator, which the trainer seeds and checkpoints, so a
+    resumed run draws as an uninterrupted one. Paper: Huang et al. 2024 (arXiv:2407.14878), section 3.2; the
+    authors' code draws the anchor side per pair the same way (`CrossModelMNRL` with cross-lingual batches).
+
+    Example::
+
+        loss = CrossModelMultipleNegativesRankingLoss(language_encoder, scale=20.0)
+        Dataset.from_dict({"sentence": german, "label": pivot.encode(english_paraphrases).tolist()})
+    """
+
+    def __init__(self, model: Any, scale: float = 20.0, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.scale = scale
+        self.generator = generator
+
+    def anchor_sides(self, rows: int) -> torch.Tensor:
+        """True where the language's sentence is the anchor (its pivot embedding then a candidate)."""
+        return torch.rand(rows, generator=self.generator) < 0.5
+
+    def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        embeddings = F.normalize(self.model(sentence_features[0])["sentence_embedding"], dim=-1)
+        pivot = _label_matrix(labels, embeddings)
+        language_first = self.anchor_sides(len(embeddings)).to(embeddings.device)[:, None]
+        anchors = torch.where(language_first, embeddings, pivot)
+        candidates = torch.where(language_first, pivot, embeddings)
+        scores = self.scale * anchors @ candidates.T
+        return F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
+
+    @property
+    def citation(self) -> str:
+        return "Henderson et al. 2017 (arXiv:1705.00652); Huang et al. 2024 (arXiv:2407.14878), section 3.2"
+
+
 class PivotCosineLoss(nn.Module):
-    """1 - cosine between each sentence's embedding and the frozen pivot's embedding of its English
-    translation (the CLA stage's parallel-sentence batches).
+    """Distance between each sentence's embedding and the frozen pivot's embedding of its English translation
+    (the CLA stage's parallel-sentence batches): (1 - cosine)^2, sentence-transformers' CosineSimilarityLoss
+    against a label of 1 (`squared`, default), or 1 - cosine (`squared=False`), whose gradient does not fade
+    as the pair gets close.
 
     Inputs: a text column and a `label` column (the pivot's embedding of the translation, precomputed).
     Paper: Huang et al. 2024, section 3.2 (the ACL 2025 version alternates these batches with paraphrase ones).
@@ -133,10 +180,12 @@ class PivotCosineLoss(nn.Module):
         loss = PivotCosineLoss(language_encoder)
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, squared: bool = True) -> None:
         super().__init__()
         self.model = model
+        self.squared = squared
 
     def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
         embeddings = F.normalize(self.model(sentence_features[0])["sentence_embedding"], dim=-1)
-        return (1 - (embeddings * _label_matrix(labels, embeddings)).sum(dim=-1)).mean()
+        distance = 1 - (embeddings * _label_matrix(labels, embeddings)).sum(dim=-1)
+        return (distance.square() if self.squared else distance).mean()

@@ -70,6 +70,10 @@ class ModularPipelineConfig:
         1, "Bilingual CLA: parallel batches per round-robin cycle (0: paraphrases only, the arXiv paper's CLA).",
         minimum=0,
     )
+    cla_paraphrase_loss: Literal["cross-model", "pivot"] = option(
+        "cross-model", "Bilingual CLA: paraphrase batches mixing the encoder and the pivot on both sides "
+        "('cross-model', the authors' code) or the pivot's embeddings as the only candidates ('pivot')."
+    )
     cla_dev_measure: Literal["retrieval", "sts"] = option(
         "retrieval", "Bilingual CLA: what picks each language's kept checkpoint, dev retrieval against the pivot or "
         "the language's en-X STS dev split ('sts': stsb-multi-mt or Kardes STS languages)."
@@ -194,7 +198,7 @@ def _text_caps(config: ModularPipelineConfig) -> dict[str, Any]:
 def _cla_options(config: ModularPipelineConfig) -> dict[str, Any]:
     """The bilingual CLA stage's own options that the pipeline passes on."""
     return {"paraphrase_batches": config.cla_paraphrase_batches, "parallel_batches": config.cla_parallel_batches,
-            "dev_measure": config.cla_dev_measure}
+            "dev_measure": config.cla_dev_measure, "paraphrase_loss": config.cla_paraphrase_loss}
 
 
 def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
@@ -240,8 +244,8 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     if config.adapter == "lora":
         require(("peft",), "polyembed train modular pipeline")
     if config.alignment != "bilingual" and _cla_options(config) != _cla_options(ModularPipelineConfig()):
-        raise PolyembedError("--cla-paraphrase-batches, --cla-parallel-batches and --cla-dev-measure apply to "
-                             f"bilingual CLA only, not --alignment {config.alignment}")
+        raise PolyembedError("--cla-paraphrase-batches, --cla-parallel-batches, --cla-dev-measure and "
+                             f"--cla-paraphrase-loss apply to bilingual CLA only, not --alignment {config.alignment}")
     _check_inputs(config, languages)
     root = Path(config.output_dir).expanduser().resolve()
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,

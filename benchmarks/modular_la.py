@@ -1,0 +1,217 @@
+"""Which language adaptation keeps what the base model knew (issue 34): results -> results/bench/modular/la-study,
+docs.
+
+  python benchmarks/modular_la.py run --seed 0                     # de ru kk, every variant
+  python benchmarks/modular_la.py run --seed 0 --languages kk --variants skip frozen-embeddings
+  python benchmarks/modular_la.py render
+
+Why: in the modular miniature the LA stage (continued MLM with LoRA and a trainable embedding matrix) loses
+cross-lingual alignment before CLA starts. Each variant here runs LA (or none) and then the same SE stage from the
+seed's pruned vocabulary, for the pipeline's step counts, and each encoder is measured on dev before LA, after LA
+and after SE: the language's monolingual STS and en-X STS against the seed's English pivot (stsb-multi-mt dev,
+Kardes STS dev), and retrieval of held-out bitext against the pivot (the CLA stage's own dev pairs). The variant
+is chosen per language on dev (en-X STS after SE); Tatoeba and STS test numbers are shown beside it, never chosen
+on. `modular.py run --seed S` must have run first: its pruned vocabularies, LA and SE runs and pivot are reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from docs_sections import missing_tables, replace_section
+from modular import DOCS, KARDES, LASER, OUT, PIVOT, STSB
+from modular_cla_ablation import _sts_scores
+from result_files import load_json, write_json
+
+START, END = "<!-- modular-la:start -->", "<!-- modular-la:end -->"
+VARIANTS: dict[str, dict[str, Any] | None] = {
+    "pipeline": {},  # the pipeline's own LA (and SE) run: LoRA, trainable embeddings, its learning rate
+    "frozen-embeddings": {"train_embeddings": False},
+    "low-lr": {"learning_rate": 5e-5},
+    "skip": None,  # no LA: SE starts from the pruned vocabulary
+}
+LABELS = {"pipeline": "LA as in the pipeline (LoRA, trainable embeddings)",
+          "frozen-embeddings": "LA with the embedding matrix frozen", "low-lr": "LA at 5e-5", "skip": "no LA"}
+
+
+def _bundle(folder: Path, pivot: str, language: str, model_dir: str) -> Path:
+    """The pivot and one language encoder as a two-language bundle (mode mono), written once."""
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.models.modular import save_modular_bundle
+
+    if not folder.is_dir():
+        save_modular_bundle(folder, {PIVOT: SentenceTransformer(pivot, device="cpu"),
+                                     language: SentenceTransformer(model_dir, device="cpu")})
+    return folder
+
+
+def _retrieval(model_dir: str, pivot: str, language: str, seed: int) -> float:
+    """Dev retrieval (both directions, percent) of the CLA stage's held-out pairs against the pivot."""
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.methods.modular.config import CrossLingualAlignmentConfig
+    from polyembed.methods.modular.cross_lingual_alignment import PivotAlignmentEvaluator, prepare_alignment
+
+    data = prepare_alignment(CrossLingualAlignmentConfig(language=language, seed=seed, student=model_dir,
+                                                         pivot=pivot))
+    english = SentenceTransformer(pivot, device="cpu").encode(data.dev[1], batch_size=64)
+    metrics = PivotAlignmentEvaluator(data.dev[0], english, batch_size=64)(SentenceTransformer(model_dir,
+                                                                                               device="cpu"))
+    return round(float(metrics["dev_mean_accuracy"]), 2)
+
+
+def _test_scores(bundle: Any, language: str) -> dict[str, float]:
+    """Test split: the language's mono and en-X STS (500 pairs) and LASER Tatoeba (500 rows), mode mono."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.base import get_task
+
+    scores = _sts_scores(bundle, language, 500, split="test")
+    if LASER.get(language):
+        result = evaluate(bundle, [get_task("tatoeba", languages=[LASER[language]], max_rows=500)],
+                          show_progress=False)
+        scores["test_tatoeba"] = round(next(float(s.value) for s in result.scores if s.metric == "accuracy"), 2)
+    return scores
+
+
+def _measure(folder: Path, pivot: str, language: str, model_dir: str, seed: int, test: bool) -> dict[str, float]:
+    from polyembed.models.loading import load_model
+
+    bundle = load_model(str(_bundle(folder, pivot, language, model_dir))).with_mode("mono")
+    scores = {**_sts_scores(bundle, language, 1500), "retrieval": _retrieval(model_dir, pivot, language, seed)}
+    return {**scores, **(_test_scores(bundle, language) if test else {})}
+
+
+def run(seed: int, languages: list[str], variants: list[str]) -> None:
+    from polyembed.methods.modular.pipeline import run_stage
+
+    pipeline = load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
+    if pipeline is None:
+        raise SystemExit(f"run `python benchmarks/modular.py run --seed {seed}` first: its stages are the start")
+    for code in languages:
+        if code not in pipeline["languages"] or "la" not in pipeline["languages"][code]["stages"]:
+            raise SystemExit(f"the seed-{seed} pipeline has no LA run for {code}")
+        if code not in STSB and code not in KARDES:
+            raise SystemExit(f"{code}: no STS dev split here (stsb-multi-mt or Kardes STS) to choose on")
+    config = pipeline["config"]
+    pivot = pipeline["languages"][PIVOT]["stages"]["se"]["model_dir"]
+    out = OUT / "la-study" / f"seed-{seed}"
+    results = load_json(out / "results.json") or {"seed": seed, "la_steps": config["la_steps"],
+                                                  "se_steps": config["se_steps"], "languages": {}}
+    shared = {"batch_size": config["batch_size"], "max_seq_length": config["max_seq_length"], "seed": seed,
+              "adapter": config["adapter"], "keep_checkpoints": False}
+    for code in languages:
+        rows = results["languages"].setdefault(code, {})
+        stages = pipeline["languages"][code]["stages"]
+        vocabulary = str(Path(OUT / f"seed-{seed}" / "pipeline" / code / f"vocabulary-{config['vocabulary']}"))
+        if "before" not in rows:
+            print(f"== {code}: before LA")
+            rows["before"] = _measure(out / code / "before" / "bundle", pivot, code, vocabulary, seed, True)
+            write_json(out / "results.json", results)
+        for name in variants:
+            if name in rows:
+                continue
+            options = VARIANTS[name]
+            print(f"== {code}: {LABELS[name]}")
+            row: dict[str, Any] = {}
+            if name == "pipeline":
+                la_dir, se_dir = stages["la"]["model_dir"], stages["se"]["model_dir"]
+            else:
+                start = vocabulary
+                la_dir = None
+                if options is not None:
+                    la = run_stage("modular-la", out / code / name / "la", True, student=vocabulary, language=code,
+                                   max_steps=config["la_steps"], max_sentences=config["max_pairs"],
+                                   heldout_sentences=config["dev_pairs"],
+                                   **options, **shared)
+                    la_dir = start = la["model_dir"]
+                se = run_stage("modular-se", out / code / name / "se", True, student=start, language=code,
+                               max_steps=config["se_steps"], max_pairs=config["max_pairs"],
+                               dev_pairs=config["dev_pairs"], **shared)
+                se_dir = se["model_dir"]
+            if la_dir is not None:
+                row["after_la"] = _measure(out / code / name / "la-bundle", pivot, code, la_dir, seed, False)
+            row["after_se"] = _measure(out / code / name / "se-bundle", pivot, code, se_dir, seed, True)
+            rows[name] = row
+            write_json(out / "results.json", results)
+    render()
+
+
+# ------------------------------------------------------------------------------------------------- render
+
+
+def _cell(row: dict[str, float] | None, key: str) -> str:
+    value = (row or {}).get(key, math.nan)
+    return "-" if value is None or math.isnan(value) else f"{value:.1f}"
+
+
+def choose(rows: dict[str, Any]) -> str | None:
+    """The variant with the best dev en-X STS after SE (ties: dev retrieval)."""
+    measured = {name: row["after_se"] for name, row in rows.items() if name != "before"}
+    if not measured:
+        return None
+    return max(measured, key=lambda name: (measured[name]["cross"], measured[name]["retrieval"]))
+
+
+def _seed_lines(results: dict[str, Any]) -> list[str]:
+    lines = [f"Seed {results['seed']}; LA {results['la_steps']} and SE {results['se_steps']} steps (the pipeline's). "
+             "Dev: the language's STS and en-X STS against the pivot (Spearman x100), retrieval of the CLA stage's "
+             "held-out pairs against the pivot (%); test (never chosen on): STS, en-X STS, LASER Tatoeba.", "",
+             "| language | encoder | dev STS | dev en-X STS | dev retrieval | test STS | test en-X STS | test Tatoeba "
+             "| chosen |", "|---|---|---|---|---|---|---|---|---|"]
+    for code, rows in results["languages"].items():
+        chosen = choose(rows)
+        before = rows.get("before")
+        lines.append(f"| {code} | before LA (pruned base) | {_cell(before, 'mono')} | {_cell(before, 'cross')} | "
+                     f"{_cell(before, 'retrieval')} | {_cell(before, 'test_mono')} | {_cell(before, 'test_cross')} | "
+                     f"{_cell(before, 'test_tatoeba')} | |")
+        for name, row in rows.items():
+            if name == "before":
+                continue
+            if "after_la" in row:
+                la = row["after_la"]
+                lines.append(f"| {code} | {LABELS[name]}: after LA | {_cell(la, 'mono')} | {_cell(la, 'cross')} | "
+                             f"{_cell(la, 'retrieval')} | | | | |")
+            se = row["after_se"]
+            lines.append(f"| {code} | {LABELS[name]}: after SE | {_cell(se, 'mono')} | {_cell(se, 'cross')} | "
+                         f"{_cell(se, 'retrieval')} | {_cell(se, 'test_mono')} | {_cell(se, 'test_cross')} | "
+                         f"{_cell(se, 'test_tatoeba')} | {'yes' if name == chosen else ''} |")
+    return lines
+
+
+def render() -> None:
+    found = [load_json(path) for path in sorted((OUT / "la-study").glob("seed-*/results.json"))]
+    found = [results for results in found if results and results["languages"]]
+    if not found:
+        if missing_tables(DOCS, START, END, {"seeds": "python benchmarks/modular_la.py run"}, set()):
+            print("no saved results here: the docs section is left alone")
+        return
+    section = [START, "### Language adaptation that keeps alignment (`python benchmarks/modular_la.py run --seed S`)",
+               ""]
+    for results in found:
+        section += [*_seed_lines(results), ""]
+    section.append(END)
+    replace_section(DOCS, START, END, "\n".join(section))
+    print("\n".join(section))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("run", help="each LA variant, then SE, measured on dev (and test), one seed")
+    one.add_argument("--seed", type=int, default=0)
+    one.add_argument("--languages", nargs="+", default=["de", "ru", "kk"])
+    one.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    commands.add_parser("render", help="rewrite the docs section from the saved results")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.seed, args.languages, args.variants)
+    else:
+        render()
+
+
+if __name__ == "__main__":
+    main()
