@@ -48,3 +48,19 @@ def test_overwrite_never_deletes_a_folder_that_is_not_a_run(tmp_path: Path) -> N
     with pytest.raises(PolyembedError, match="not a polyembed run folder"):
         RunFolder(tmp_path).check(TrainConfig(output_dir=str(tmp_path)), resume=False, overwrite=True)
     assert (tmp_path / "thesis.txt").read_text() == "mine"
+
+
+def test_a_run_folder_older_than_an_option_resumes_at_its_default(tmp_path: Path) -> None:
+    """A config.yaml written before an option existed lacks it: the run trained as the option's default, so
+    resuming with the default works and resuming with another value is refused."""
+    import yaml
+
+    run = RunFolder(tmp_path / "run")
+    config = TrainConfig(output_dir=str(run.path))
+    _fail_inside(run, config, make_checkpoint=True)
+    saved = yaml.safe_load((run.path / "config.yaml").read_text())
+    del saved["checkpoint"], saved["lr_schedule"]
+    (run.path / "config.yaml").write_text(yaml.safe_dump(saved))
+    run.check(config, resume=True, overwrite=False)
+    with pytest.raises(PolyembedError, match=r"checkpoint: 'best' in the run, 'final' now"):
+        run.check(TrainConfig(output_dir=str(run.path), checkpoint="final"), resume=True, overwrite=False)

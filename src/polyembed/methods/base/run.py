@@ -83,6 +83,9 @@ class RunFolder:
             before = None
         if isinstance(before, dict):
             before = {key: value for key, value in before.items() if key not in HOUSEKEEPING_OPTIONS}
+            # An option newer than the run folder is absent from its config.yaml: the run trained as its default.
+            before = {**{key: value for key, value in _defaults(config).items() if key in now and key not in before},
+                      **before}
         if before == now:
             return
         if isinstance(before, dict):
@@ -153,3 +156,14 @@ class RunFolder:
             return
         with atomic_write(self.path / SUMMARY_FILE) as handle:
             handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+
+def _defaults(config: Any) -> dict[str, Any]:
+    """Each option's default, as `dataclasses.asdict` would write it."""
+    out = {}
+    for field in dataclasses.fields(config):
+        if field.default is not dataclasses.MISSING:
+            out[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            out[field.name] = field.default_factory()
+    return out
