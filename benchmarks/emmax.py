@@ -276,7 +276,7 @@ def authors(seed: int) -> None:
                                  max_steps=seed_run["warmup_steps"], stage="encoder", **AUTHORS_STAGES, **common)}
     runs["classifier"] = run_stage("emmax-warmup", out / "classifier", True, student=runs["encoder"]["model_dir"],
                                    languages=WARMUP_LANGUAGES, max_steps=seed_run["warmup_steps"], stage="classifier",
-                                   classifier_examples="authors", **common)
+                                   classifier_examples="authors", mixup_rule="prior", **common)
     runs["em"] = run_stage("emmax-em", out / "em", True, student=runs["classifier"]["model_dir"],
                            languages=WARMUP_LANGUAGES + LONG_TAIL, max_steps=seed_run["em_steps"],
                            mlm_probability=AUTHORS_STAGES["mlm_probability"], **common)

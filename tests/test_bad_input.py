@@ -351,6 +351,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("emmax-rank-similarity-momentum-1", ["train", "emmax", "warmup", "--rank-similarity-momentum", "1"],
      "--rank-similarity-momentum: 1.0 is out of range: expected a value >= 0 and < 1"),
     ("emmax-bad-stage", ["train", "emmax", "warmup", "--stage", "both"], "--stage"),
+    ("emmax-prior-mixup-without-gmm", ["train", "emmax", "warmup", "--classifier", "fcn", "--mixup-rule", "prior"],
+     "--mixup-rule: 'prior' bins by the GMM's rank priors"),
     ("emmax-bad-encoder-loss", ["train", "emmax", "warmup", "--encoder-loss", "moco"], "--encoder-loss"),
     ("emmax-bad-classifier-examples", ["train", "emmax", "warmup", "--classifier-examples", "all"],
      "--classifier-examples"),

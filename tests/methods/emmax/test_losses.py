@@ -340,22 +340,39 @@ def test_authors_warmup_info_nce_leaves_the_own_key_out_and_rewards_the_translat
     torch.testing.assert_close(loss.authors_info_nce(anchors, keys), expected / 4)
 
 
-def test_authors_classifier_examples_mix_each_anchor_with_every_key() -> None:
+def test_authors_classifier_examples_mix_each_translation_with_every_key() -> None:
+    """As the authors' `interploted_feature`: m = w t + (1 - w) k for the anchor's translation t, the example
+    is a - m, its similarity a.m, its rank the key's weight 1 - w binned; own key and translation rank 1."""
     from polyembed.methods.emmax.losses import EmmaxWarmupLoss
 
     torch.manual_seed(0)
     anchors, keys = _unit(4), _unit(7)
+    translations = torch.cat([anchors[2:], anchors[:2]])  # first sides, then second sides
     loss = EmmaxWarmupLoss(None, GaussianRankClassifier(4, 4))
     differences, similarities, ranks = loss.keyed_examples(anchors, keys)
     assert differences.shape == (4, 7, 4) and ranks.shape == similarities.shape == (4, 7)
-    # a - m = (1 - lambda)(a - k): recover the key's weight w = 1 - lambda from one coordinate
-    weights = differences[..., 0] / (anchors[:, None, 0] - keys[None, :, 0])
-    torch.testing.assert_close(differences, weights[..., None] * (anchors[:, None] - keys[None]))
-    torch.testing.assert_close(similarities, (1 - weights) + weights * (anchors @ keys.T))  # a.m with |a| = 1
+    # a - m = (a - k) - w (t - k): recover the translation's weight w from one coordinate
+    weights = ((anchors[:, None, 0] - keys[None, :, 0]) - differences[..., 0]) / (
+        translations[:, None, 0] - keys[None, :, 0])
+    mixed = weights[..., None] * translations[:, None] + (1 - weights[..., None]) * keys[None]
+    torch.testing.assert_close(differences, anchors[:, None] - mixed)
+    torch.testing.assert_close(similarities, (anchors[:, None] * mixed).sum(-1))
+    assert ((weights >= 0) & (weights <= 1)).all()
     known = translation_mask(2, 7)
     known[torch.arange(4), torch.arange(4)] = True
-    assert ranks[known].tolist() == [1] * 8  # own key and translation: rank 1 whatever lambda
-    assert ranks[~known].tolist() == mixup_rank(weights[~known], 4).tolist()  # near the anchor: rank 1
+    assert ranks[known].tolist() == [1] * 8  # own key and translation: rank 1 whatever w
+    assert ranks[~known].tolist() == mixup_rank(1 - weights[~known], 4).tolist()  # near the translation: rank 1
+
+
+def test_mixup_rank_by_the_classifiers_priors() -> None:
+    lambdas = torch.tensor([0.0, 0.05, 0.1, 0.5, 0.69, 0.7, 0.99])
+    prior = torch.tensor([0.1, 0.2, 0.4, 0.3])  # rank 1 covers [0, 0.1), rank 2 [0.1, 0.3), 3 [0.3, 0.7), 4 the rest
+    assert mixup_rank(lambdas, 4, "prior", prior).tolist() == [1, 1, 2, 3, 3, 4, 4]
+    equal = torch.full((4,), 0.25)
+    grid = torch.tensor([0.0, 0.24, 0.26, 0.5, 0.74, 0.76, 1.0])
+    assert mixup_rank(grid, 4, "prior", equal).tolist() == mixup_rank(grid, 4, "uniform").tolist()
+    with pytest.raises(ValueError, match="needs the classifier's 4 rank priors"):
+        mixup_rank(lambdas, 4, "prior")
 
 
 def test_warmup_stages_train_only_their_part() -> None:

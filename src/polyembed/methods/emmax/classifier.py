@@ -58,6 +58,10 @@ class GaussianRankClassifier(nn.Module):
         """log P(c = r | x, y), Eq. 5: (... x dim) -> (... x N)."""
         return torch.log_softmax(self.joint_log_likelihood(difference), dim=-1)
 
+    def prior(self) -> torch.Tensor:
+        """The rank priors pi_r (they sum to 1)."""
+        return torch.softmax(self.prior_logits, dim=0)
+
 
 class FeedForwardRankClassifier(nn.Module):
     """The FCN ablation: difference -> hidden (tanh) -> N rank logits.

@@ -82,9 +82,10 @@ class EmmaxWarmupConfig(ClassifierOptions, BitextConfig):
     mixup_examples: int = option(
         1, "Virtual examples per pair between the translation and the outlier (Eq. 3); 0 disables mixup.", minimum=0
     )
-    mixup_rule: Literal["uniform", "ceil"] = option(
+    mixup_rule: Literal["uniform", "ceil", "prior"] = option(
         "uniform",
-        "Rank of a mixup example: 'uniform' bins of lambda, 1 / N each (the authors' code) or 'ceil', "
+        "Rank of a mixup example: 'uniform' bins of lambda, 1 / N each; 'prior', bins as wide as the GMM's rank "
+        "priors (the authors' code; the same as 'uniform' while the priors are equal); or 'ceil', "
         "ceil((1 - lambda) + lambda N) (the paper, after Eq. 3: rank 1 never drawn).",
     )
     both_orientations: bool = option(

@@ -44,19 +44,27 @@ from torch.nn import functional as F
 from polyembed.methods.emmax.classifier import RankClassifier
 from polyembed.methods.emmax.mlm import JointMlm
 
-MIXUP_RULES = ("uniform", "ceil")
+MIXUP_RULES = ("uniform", "ceil", "prior")
 STAGES = ("joint", "encoder", "classifier")
 FORMS = ("paper", "authors")
 
 
-def mixup_rank(lambdas: torch.Tensor, ranks: int, rule: str = "uniform") -> torch.Tensor:
+def mixup_rank(lambdas: torch.Tensor, ranks: int, rule: str = "uniform",
+               prior: torch.Tensor | None = None) -> torch.Tensor:
     """The rank of a virtual example (1 - lambda) * translation + lambda * outlier.
 
-    'uniform' (the authors' code, whose bins are the classifier's prior, uniform when it starts): lambda in
-    [(r - 1) / N, r / N) is rank r, so every rank gets a share 1 / N. 'ceil' (the rule after the paper's Eq. 3):
-    ceil((1 - lambda) * 1 + lambda * N), so lambda = 0 is rank 1 and any lambda > 0 at least rank 2."""
+    'uniform': lambda in [(r - 1) / N, r / N) is rank r, so every rank gets a share 1 / N. 'prior' (the
+    authors' code, `covert_scores_to_ranks`): the bins are the classifier's priors, rank r taking a share
+    prior_r of lambda's range in rank order; with equal priors this is 'uniform'. 'ceil' (the rule after the
+    paper's Eq. 3): ceil((1 - lambda) * 1 + lambda * N), so lambda = 0 is rank 1 and any lambda > 0 at least
+    rank 2."""
     if rule == "ceil":
         return torch.ceil((1 - lambdas) * 1 + lambdas * ranks).long().clamp(1, ranks)
+    if rule == "prior":
+        if prior is None or len(prior) != ranks:
+            raise ValueError(f"mixup rule 'prior' needs the classifier's {ranks} rank priors")
+        edges = torch.cumsum(prior.to(lambdas), dim=0)[:-1]
+        return (torch.bucketize(lambdas, edges, right=True) + 1).clamp(1, ranks)
     if rule != "uniform":
         raise ValueError(f"mixup rule '{rule}' is not one of {', '.join(MIXUP_RULES)}")
     return (torch.floor(lambdas * ranks).long() + 1).clamp(1, ranks)
@@ -305,7 +313,7 @@ class EmmaxWarmupLoss(nn.Module):
                 lambdas = torch.rand(size, 1, device=first.device)
                 anchors.append(anchor)
                 others.append(F.normalize((1 - lambdas) * translation + lambdas * outlier, dim=-1))
-                targets.append(mixup_rank(lambdas.squeeze(1), ranks, self.mixup_rule))
+                targets.append(mixup_rank(lambdas.squeeze(1), ranks, self.mixup_rule, self._prior()))
         anchor_rows, other_rows = torch.cat(anchors), torch.cat(others)
         return anchor_rows - other_rows, (anchor_rows * other_rows).sum(-1), torch.cat(targets)
 
@@ -319,18 +327,28 @@ class EmmaxWarmupLoss(nn.Module):
 
     def keyed_examples(self, anchors: torch.Tensor, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor,
                                                                                    torch.Tensor]:
-        """The authors' classifier examples (anchors x keys): every anchor (first sides, then second sides)
-        mixed with every key, m = lambda a + (1 - lambda) k with lambda uniform, as the difference a - m =
-        (1 - lambda)(a - k), its similarity a.m (unit a) and the rank of the key's weight 1 - lambda
-        (`mixup_rank`: near the anchor is rank 1); the own key and the translation's are rank 1 whatever lambda."""
-        lambdas = torch.rand(len(anchors), len(keys), device=anchors.device)
-        weights = 1 - lambdas
-        differences = weights.unsqueeze(-1) * (anchors.unsqueeze(1) - keys.unsqueeze(0))
-        similarities = lambdas + weights * (anchors @ keys.T)
-        targets = mixup_rank(weights, self.classifier.ranks, self.mixup_rule)
-        known = translation_mask(len(anchors) // 2, len(keys), anchors.device)
+        """The authors' classifier examples (anchors x keys, `interploted_feature` in their `model.py`): each
+        anchor's translation t (the other side of its pair, from the same encoder) mixed with every key k,
+        m = w t + (1 - w) k with w uniform; the example is the difference a - m, its similarity a.m, and the
+        rank of the key's weight 1 - w (`mixup_rank`: near the translation is rank 1, near an unrelated key rank
+        N). The own key and the translation's key are rank 1 whatever w. Anchors hold the first sides, then the
+        second sides."""
+        half = len(anchors) // 2
+        translations = torch.cat([anchors[half:], anchors[:half]])
+        weights = torch.rand(len(anchors), len(keys), device=anchors.device)  # the translation's share
+        mixed = weights.unsqueeze(-1) * translations.unsqueeze(1) + (1 - weights).unsqueeze(-1) * keys.unsqueeze(0)
+        differences = anchors.unsqueeze(1) - mixed
+        similarities = weights * (anchors * translations).sum(-1, keepdim=True) + (1 - weights) * (anchors @ keys.T)
+        targets = mixup_rank(1 - weights, self.classifier.ranks, self.mixup_rule, self._prior())
+        known = translation_mask(half, len(keys), anchors.device)
         known[torch.arange(len(anchors)), torch.arange(len(anchors))] = True
         return differences, similarities, targets.masked_fill(known, 1)
+
+    def _prior(self) -> torch.Tensor | None:
+        """The classifier's rank priors for mixup_rule 'prior' (None for the other rules)."""
+        if self.mixup_rule != "prior":
+            return None
+        return self.classifier.prior().detach()
 
     def keyed_rank_likelihood(self, anchors: torch.Tensor, keys: torch.Tensor, update: bool = False
                               ) -> torch.Tensor:

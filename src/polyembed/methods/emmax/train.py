@@ -76,6 +76,9 @@ def prepare_warmup(config: EmmaxWarmupConfig, origin: ConfigOrigin | None = None
     if config.stage == "classifier" and config.mlm_probability:
         raise origin.error("mlm_probability", "the classifier stage keeps the encoder frozen: joint MLM trains "
                            "the encoder (set it in the 'encoder' or 'joint' stage)")
+    if config.mixup_rule == "prior" and config.classifier != "gmm":
+        raise origin.error("mixup_rule", f"'prior' bins by the GMM's rank priors; the '{config.classifier}' "
+                           "classifier has none (use 'uniform' or 'ceil')")
     bitext = prepare_bitext(config, origin)
     if _warmup_queue(config):
         sentences = len({text for source in bitext.train for text in (*source.english, *source.other)})
