@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +12,7 @@ import numpy as np
 from polyembed.errors import PolyembedError
 from polyembed.eval.api import evaluate
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, encode_by_language, normalize_rows
 from polyembed.models.langid import identify_languages
 from polyembed.models.loading import load_model
 
@@ -68,16 +68,12 @@ def encode_lines(
         )
         return vectors, Counter(languages)
     detected = identify_languages(sentences)
-    groups: dict[str, list[int]] = defaultdict(list)
-    for index, code in enumerate(detected):
-        groups[code].append(index)
-    out: np.ndarray | None = None
-    for code, indices in groups.items():
-        part = encode(encoder, [sentences[i] for i in indices], code, batch_size=batch_size, normalize=normalize)
-        if out is None:
-            out = np.zeros((len(sentences), part.shape[1]), dtype=np.float32)
-        out[indices] = part
-    return (out if out is not None else np.zeros((0, 0), dtype=np.float32)), Counter(detected)
+    vectors = encode_by_language(
+        lambda group, code: encode(encoder, group, code, batch_size=batch_size, normalize=normalize),
+        sentences,
+        detected,
+    )
+    return vectors, Counter(detected)
 
 
 def train(

@@ -192,6 +192,7 @@ def _made_of(offsets: list[int], end: int, hasher: Any) -> dict[str, Any]:
 def _encode_shard(model: Any, texts: list[str], languages: list[str | None], options: StreamOptions) -> np.ndarray:
     """Rows for one shard, one encode call per language."""
     from polyembed.api import encode
+    from polyembed.models.encoder import encode_by_language
     from polyembed.models.langid import identify_languages
 
     routed = getattr(model, "routes_by_language", False)
@@ -199,18 +200,13 @@ def _encode_shard(model: Any, texts: list[str], languages: list[str | None], opt
         detected = identify_languages([t for t, code in zip(texts, languages, strict=True) if code is None])
         found = iter(detected)
         languages[:] = [code if code is not None else next(found) for code in languages]
-    groups: dict[str | None, list[int]] = {}
-    for row, code in enumerate(languages):  # a single multilingual model needs no language: one call
-        groups.setdefault(code if routed else None, []).append(row)
-    out: np.ndarray | None = None
-    for code, rows in groups.items():
-        vectors = encode(model, [texts[r] for r in rows], code, batch_size=options.batch_size,
-                         normalize=options.normalize)
-        if out is None:
-            out = np.empty((len(texts), vectors.shape[1]), dtype=DTYPES[options.dtype])
-        out[rows] = vectors
-    assert out is not None
-    return out
+    routes = languages if routed else [None] * len(texts)  # a single multilingual model needs no language: one call
+    return encode_by_language(
+        lambda group, code: encode(model, group, code, batch_size=options.batch_size, normalize=options.normalize),
+        texts,
+        routes,
+        dtype=DTYPES[options.dtype],
+    )
 
 
 def _write_shard(folder: Path, index: int, offsets: list[int], vectors: np.ndarray,

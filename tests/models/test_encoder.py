@@ -1,5 +1,5 @@
 """Inference precision: bf16 autocast as an encoder wrapper, its choice ('auto'), and that stored float32 and
-bf16 vectors never mix."""
+bf16 vectors never mix; and the one per-language routing loop (`encode_by_language`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from polyembed.errors import PolyembedError
 from polyembed.eval.api import evaluate
 from polyembed.models import encoder as encoder_module
 from polyembed.models.embedding_cache import EmbeddingStore, encoder_fingerprint
-from polyembed.models.encoder import Bf16Encoder, resolve_precision, with_precision
+from polyembed.models.encoder import Bf16Encoder, encode_by_language, resolve_precision, with_precision
 
 SENTENCES = ["A man is playing a guitar.", "Ein Mann spielt Gitarre.", "The cat sleeps on the sofa all day long."]
 
@@ -64,3 +64,62 @@ def test_evaluate_with_bf16_scores_close_to_float32(minilm, shared_data: Path) -
     [b] = [s.value for s in fast.scores if s.main and s.subset == "en-en"]
     assert a == pytest.approx(87.59, abs=0.01)  # the reference measured with plain sentence-transformers
     assert abs(a - b) < 0.5
+
+
+# Each test sentence's "embedding": distinct rows, one of them zero (its norm must not turn into NaN).
+ROUTED_VECTORS = {
+    "eins": [3.0, 4.0],
+    "one": [0.0, 2.0],
+    "zwei": [6.0, 8.0],
+    "?": [0.0, 0.0],
+    "two": [5.0, 0.0],
+}
+
+
+class RecordingGroups:
+    """An encode_group callback that records every call and returns float64 rows (callers' encoders may)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], str | None]] = []
+
+    def __call__(self, group: list[str], language: str | None) -> np.ndarray:
+        self.calls.append((list(group), language))
+        return np.array([ROUTED_VECTORS[sentence] for sentence in group], dtype=np.float64)
+
+
+def test_encode_by_language_encodes_each_language_once_and_keeps_input_order() -> None:
+    encode_group = RecordingGroups()
+    sentences = ["eins", "one", "zwei", "?", "two"]
+    languages = ["de", "en", "de", None, "en"]
+    vectors = encode_by_language(encode_group, sentences, languages)
+    assert encode_group.calls == [(["eins", "zwei"], "de"), (["one", "two"], "en"), (["?"], None)]
+    assert vectors.dtype == np.float32 and vectors.shape == (5, 2)
+    expected = np.array([[3, 4], [0, 2], [6, 8], [0, 0], [5, 0]], dtype=np.float32)
+    assert np.array_equal(vectors, expected)  # not normalised unless asked
+
+
+def test_encode_by_language_normalises_rows_when_asked_and_zero_rows_stay_zero() -> None:
+    vectors = encode_by_language(RecordingGroups(), ["eins", "one", "zwei", "?", "two"], ["de", "en", "de", "xx", "en"],
+                                 normalize=True)
+    expected = np.array([[0.6, 0.8], [0, 1], [0.6, 0.8], [0, 0], [1, 0]], dtype=np.float32)
+    assert vectors.dtype == np.float32
+    assert np.allclose(vectors, expected, atol=1e-7)
+    assert not np.isnan(vectors).any()
+
+
+def test_encode_by_language_stores_the_asked_dtype() -> None:
+    vectors = encode_by_language(RecordingGroups(), ["two", "eins"], [None, None], dtype=np.float16)
+    assert vectors.dtype == np.float16
+    assert np.array_equal(vectors, np.array([[5, 0], [3, 4]], dtype=np.float16))
+
+
+def test_encode_by_language_empty_input_calls_nothing() -> None:
+    encode_group = RecordingGroups()
+    vectors = encode_by_language(encode_group, [], [], normalize=True)
+    assert vectors.shape == (0, 0) and vectors.dtype == np.float32
+    assert encode_group.calls == []
+
+
+def test_encode_by_language_needs_one_language_per_sentence() -> None:
+    with pytest.raises(ValueError, match="2 sentences but 1 languages"):
+        encode_by_language(RecordingGroups(), ["eins", "one"], ["de"])

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, encode_by_language, normalize_rows
 
 
 def subset_languages(task_metadata: Any, hf_subset: str) -> list[str]:
@@ -96,16 +96,12 @@ class MTEBEncoder:
         from polyembed.api import encode
         from polyembed.models.langid import identify_languages
 
-        detected = identify_languages(texts, candidates)
-        out: np.ndarray | None = None
-        for language in dict.fromkeys(detected):
-            rows = [i for i, code in enumerate(detected) if code == language]
-            vectors = encode(self.encoder, [texts[i] for i in rows], language, batch_size=self.batch_size)
-            if out is None:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
+        def encode_group(group: list[str], language: str) -> np.ndarray:
+            vectors = encode(self.encoder, group, language, batch_size=self.batch_size)
             self.languages_used.append((hf_subset, language))
-        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+            return vectors
+
+        return encode_by_language(encode_group, texts, identify_languages(texts, candidates))
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> np.ndarray:
         """Cosine similarity matrix."""
@@ -120,4 +116,4 @@ class MTEBEncoder:
 def _unit_rows(matrix: Any) -> np.ndarray:
     array = np.asarray(matrix.cpu() if hasattr(matrix, "cpu") else matrix, dtype=np.float32)
     array = array.reshape(1, -1) if array.ndim == 1 else array
-    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
+    return normalize_rows(array)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from polyembed.errors import PolyembedError
+
+logger = logging.getLogger(__name__)
+
+Language = TypeVar("Language", bound=str | None)
+"""A routing key: a language code, or None where the model picks (or needs no language)."""
 
 PRECISIONS = ("fp32", "bf16", "auto")
 """Inference precision: full float32, bf16 autocast, or 'auto' (bf16 where the CPU or GPU computes it natively)."""
@@ -19,6 +26,39 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12))
+
+
+def encode_by_language(
+    encode_group: Callable[[list[str], Language], np.ndarray],
+    sentences: Sequence[str],
+    languages: Sequence[Language],
+    *,
+    normalize: bool = False,
+    dtype: DTypeLike = np.float32,
+) -> np.ndarray:
+    """Rows for mixed-language input, in input order, from one `encode_group(group, language)` call per
+    distinct language (groups in order of first appearance).
+
+    Why: a language-routed model must see each sentence with its own language, and one call per language
+    rather than per sentence keeps its batches full. With `normalize`, each group's rows are L2-normalised
+    (`normalize_rows`). Rows are stored as `dtype`; empty input gives a (0, 0) array (no group to tell the
+    dimension) without calling `encode_group`.
+    """
+    if len(sentences) != len(languages):
+        raise ValueError(f"{len(sentences)} sentences but {len(languages)} languages: give one per sentence")
+    groups: dict[Language, list[int]] = {}
+    for row, language in enumerate(languages):
+        groups.setdefault(language, []).append(row)
+    out: np.ndarray | None = None
+    for language, rows in groups.items():
+        logger.debug("encoding %d of %d sentences as language %s", len(rows), len(sentences), language)
+        vectors = encode_group([sentences[row] for row in rows], language)
+        if normalize:
+            vectors = normalize_rows(vectors)
+        if out is None:
+            out = np.zeros((len(sentences), vectors.shape[1]), dtype=dtype)
+        out[rows] = vectors
+    return out if out is not None else np.zeros((0, 0), dtype=dtype)
 
 
 @runtime_checkable

@@ -34,6 +34,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
+from polyembed.models.encoder import encode_by_language
 
 BUNDLE_FILE = "polyembed_modular.json"
 Mode = Literal["mono", "cross"]
@@ -157,15 +158,9 @@ class ModularEncoder:
         if language is not None:
             return self._encode_one_language(sentences, self._route(language), mode, batch_size, show_progress_bar)
         routes = [self._route(code) for code in self._identify(sentences)]
-        out: np.ndarray | None = None
-        for code in dict.fromkeys(routes):
-            rows = [i for i, route in enumerate(routes) if route == code]
-            vectors = self._encode_one_language([sentences[i] for i in rows], code, mode, batch_size, False)
-            if out is None:
-                out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
-        assert out is not None
-        return out
+        return encode_by_language(
+            lambda group, code: self._encode_one_language(group, code, mode, batch_size, False), sentences, routes
+        )
 
     def _identify(self, sentences: Sequence[str]) -> list[str]:
         from polyembed.models.langid import identify_among

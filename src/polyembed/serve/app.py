@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, encode_by_language
 
 
 @dataclass(frozen=True)
@@ -143,22 +143,24 @@ class EmbeddingBatcher:
 
     def _encode_jobs(self, jobs: Sequence[_Job]) -> list[np.ndarray]:
         """One encode call per language over every job's inputs, split back per job."""
-        flat = [(index, sentence, language) for index, job in enumerate(jobs)
-                for sentence, language in zip(job.sentences, job.languages, strict=True)]
-        groups: dict[str | None, list[int]] = {}
-        for position, (_, _, language) in enumerate(flat):
-            groups.setdefault(language, []).append(position)
-        rows: list[np.ndarray | None] = [None] * len(flat)
-        for language, positions in groups.items():
-            vectors = self.encoder.encode(
-                [flat[p][1] for p in positions], language, batch_size=self.max_batch_size
-            )
-            for position, vector in zip(positions, normalize_rows(vectors), strict=True):
-                rows[position] = vector
-        out: list[list[np.ndarray]] = [[] for _ in jobs]
-        for (index, _, _), row in zip(flat, rows, strict=True):
-            out[index].append(row)
-        return [np.stack(vectors).astype(np.float32) for vectors in out]
+        sentences: list[str] = []
+        languages: list[str | None] = []
+        for job in jobs:
+            for sentence, language in zip(job.sentences, job.languages, strict=True):
+                sentences.append(sentence)
+                languages.append(language)
+        rows = encode_by_language(
+            lambda group, language: self.encoder.encode(group, language, batch_size=self.max_batch_size),
+            sentences,
+            languages,
+            normalize=True,
+        )
+        out: list[np.ndarray] = []
+        start = 0
+        for job in jobs:  # each job's rows are contiguous in the flat order
+            out.append(rows[start : start + len(job.sentences)].copy())
+            start += len(job.sentences)
+        return out
 
 
 def _routed_languages(encoder: SentenceEncoder) -> set[str] | None:
