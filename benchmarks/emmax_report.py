@@ -154,7 +154,7 @@ def _control_tables(controls: list[dict[str, Any]], seeds: list[dict[str, Any]])
         if main is None:
             continue
         rows = {ROWS["em"]: main["scores"]["em"], ROWS["warmup-continued"]: main["scores"]["warmup-continued"],
-                **{f"phase 1 continued at {run['learning_rate']:g}": run["scores"]
+                **{f"phase 1 continued at {run['learning_rate']:g}".replace("e-0", "e-"): run["scores"]
                    for run in control["runs"].values()}}
         lines += [f"Equal-compute control at EM's learning rate, seed {control['seed']} (`python benchmarks/emmax.py "
                   f"control --seed {control['seed']}`; one seed: a hint): phase 1 continued from the same warm-up on "
