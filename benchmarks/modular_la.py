@@ -49,7 +49,7 @@ def _bundle(folder: Path, pivot: str, language: str, model_dir: str) -> Path:
     return folder
 
 
-def _retrieval(model_dir: str, pivot: str, language: str, seed: int) -> float:
+def _retrieval(model_dir: str, pivot: str, language: str, seed: int, dev_pairs: int) -> float:
     """Dev retrieval (both directions, percent) of the CLA stage's held-out pairs against the pivot."""
     from sentence_transformers import SentenceTransformer
 
@@ -57,7 +57,7 @@ def _retrieval(model_dir: str, pivot: str, language: str, seed: int) -> float:
     from polyembed.methods.modular.cross_lingual_alignment import PivotAlignmentEvaluator, prepare_alignment
 
     data = prepare_alignment(CrossLingualAlignmentConfig(language=language, seed=seed, student=model_dir,
-                                                         pivot=pivot))
+                                                         pivot=pivot, dev_pairs=dev_pairs))
     english = SentenceTransformer(pivot, device="cpu").encode(data.dev[1], batch_size=64)
     metrics = PivotAlignmentEvaluator(data.dev[0], english, batch_size=64)(SentenceTransformer(model_dir,
                                                                                                device="cpu"))
@@ -77,11 +77,13 @@ def _test_scores(bundle: Any, language: str) -> dict[str, float]:
     return scores
 
 
-def _measure(folder: Path, pivot: str, language: str, model_dir: str, seed: int, test: bool) -> dict[str, float]:
+def _measure(folder: Path, pivot: str, language: str, model_dir: str, config: dict[str, Any], test: bool
+             ) -> dict[str, float]:
     from polyembed.models.loading import load_model
 
     bundle = load_model(str(_bundle(folder, pivot, language, model_dir))).with_mode("mono")
-    scores = {**_sts_scores(bundle, language, 1500), "retrieval": _retrieval(model_dir, pivot, language, seed)}
+    retrieval = _retrieval(model_dir, pivot, language, config["seed"], config["dev_pairs"])
+    scores = {**_sts_scores(bundle, language, 1500), "retrieval": retrieval}
     return {**scores, **(_test_scores(bundle, language) if test else {})}
 
 
@@ -109,7 +111,7 @@ def run(seed: int, languages: list[str], variants: list[str]) -> None:
         vocabulary = str(Path(OUT / f"seed-{seed}" / "pipeline" / code / f"vocabulary-{config['vocabulary']}"))
         if "before" not in rows:
             print(f"== {code}: before LA")
-            rows["before"] = _measure(out / code / "before" / "bundle", pivot, code, vocabulary, seed, True)
+            rows["before"] = _measure(out / code / "before" / "bundle", pivot, code, vocabulary, config, True)
             write_json(out / "results.json", results)
         for name in variants:
             if name in rows:
@@ -133,8 +135,8 @@ def run(seed: int, languages: list[str], variants: list[str]) -> None:
                                dev_pairs=config["dev_pairs"], **shared)
                 se_dir = se["model_dir"]
             if la_dir is not None:
-                row["after_la"] = _measure(out / code / name / "la-bundle", pivot, code, la_dir, seed, False)
-            row["after_se"] = _measure(out / code / name / "se-bundle", pivot, code, se_dir, seed, True)
+                row["after_la"] = _measure(out / code / name / "la-bundle", pivot, code, la_dir, config, False)
+            row["after_se"] = _measure(out / code / name / "se-bundle", pivot, code, se_dir, config, True)
             rows[name] = row
             write_json(out / "results.json", results)
     render()
