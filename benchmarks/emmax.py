@@ -38,6 +38,7 @@ OUT = REPO / "results" / "bench" / "emmax-authors"
 DOCS = REPO / "docs" / "benchmarks.md"
 FIGURE = REPO / "docs" / "figures" / "emmax-authors-rank-shares.png"
 START, END = "<!-- emmax-authors:start -->", "<!-- emmax-authors:end -->"
+ABLATION_START, ABLATION_END = "<!-- emmax-ablation:start -->", "<!-- emmax-ablation:end -->"
 BASE = "me5-small"
 WARMUP_LANGUAGES = ["de", "ru", "kk"]
 LONG_TAIL = ["tt", "tk", "ug", "uz", "az"]

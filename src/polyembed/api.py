@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from polyembed.errors import PolyembedError
 from polyembed.eval.api import evaluate
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, encode_by_language, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, as_encoder
 from polyembed.models.langid import identify_languages
 from polyembed.models.loading import load_model
 
@@ -21,27 +20,19 @@ if TYPE_CHECKING:
     from polyembed.methods.distill.config import DistillConfig
 
 
-def _as_encoder(model: str | SentenceEncoder) -> SentenceEncoder:
-    return load_model(model) if isinstance(model, str) else model
-
-
 def encode(
     model: str | SentenceEncoder,
     sentences: Sequence[str],
-    language: str | None = None,
+    language: str | Sequence[str | None] | None = None,
     *,
     batch_size: int = 64,
     normalize: bool = True,
     show_progress_bar: bool = False,
 ) -> np.ndarray:
-    """Embed sentences with a model name or encoder; rows L2-normalised by default. A `language` must be
-    a known ISO 639 code (a typo would silently pick a routed model's default)."""
-    if batch_size < 1:
-        raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
-    code = require_known_language(language) if language is not None else None
-    encoder = _as_encoder(model)
-    vectors = encoder.encode(sentences, language=code, batch_size=batch_size, show_progress_bar=show_progress_bar)
-    return normalize_rows(vectors) if normalize and len(vectors) else vectors
+    """Embed sentences with a model name or encoder; rows L2-normalised by default. `language`: one ISO 639
+    code, one per sentence, or None (`SentenceEncoder.encode`)."""
+    return as_encoder(model).encode(sentences, language, batch_size=batch_size, normalize=normalize,
+                                    show_progress_bar=show_progress_bar)
 
 
 def encode_lines(
@@ -52,28 +43,14 @@ def encode_lines(
     batch_size: int = 64,
     normalize: bool = True,
 ) -> tuple[np.ndarray, Counter[str]]:
-    """Encode mixed-language input: without `language`, a language-routed model gets each line's detected
-    language (langid); returns the matrix in input order and the per-language line counts."""
-    encoder = _as_encoder(model)
-    if language is not None or not getattr(encoder, "routes_by_language", False):
-        # Not routed: one batch; the detected languages are only reported back to the caller.
-        languages = [language] * len(sentences) if language else identify_languages(sentences)
-        vectors = encode(
-            encoder,
-            sentences,
-            language,
-            batch_size=batch_size,
-            normalize=normalize,
-            show_progress_bar=len(sentences) > batch_size,
-        )
-        return vectors, Counter(languages)
-    detected = identify_languages(sentences)
-    vectors = encode_by_language(
-        lambda group, code: encode(encoder, group, code, batch_size=batch_size, normalize=normalize),
-        sentences,
-        detected,
-    )
-    return vectors, Counter(detected)
+    """Encode mixed-language input: without `language`, each line's language is detected (langid) and a
+    language-routed model gets it; returns the matrix in input order and the per-language line counts."""
+    encoder = as_encoder(model)
+    code = require_known_language(language) if language is not None else None
+    languages = [code] * len(sentences) if code else identify_languages(sentences)
+    vectors = encoder.encode(sentences, languages, batch_size=batch_size, normalize=normalize,
+                             show_progress_bar=len(sentences) > batch_size)
+    return vectors, Counter(languages)
 
 
 def train(

@@ -45,6 +45,7 @@ from polyembed.integrity import (
     read_record,
     source_identity,
 )
+from polyembed.models.encoder import SentenceEncoder, as_encoder
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 
 logger = logging.getLogger(__name__)
@@ -189,24 +190,18 @@ def _made_of(offsets: list[int], end: int, hasher: Any) -> dict[str, Any]:
     return {"first_offset": offsets[0], "end_offset": end, "rows": len(offsets), "lines_blake2b": hasher.hexdigest()}
 
 
-def _encode_shard(model: Any, texts: list[str], languages: list[str | None], options: StreamOptions) -> np.ndarray:
-    """Rows for one shard, one encode call per language."""
-    from polyembed.api import encode
-    from polyembed.models.encoder import encode_by_language
+def _encode_shard(encoder: SentenceEncoder, texts: list[str], languages: list[str | None],
+                  options: StreamOptions) -> np.ndarray:
+    """Rows for one shard, one encode call per language; rows given no language on a routed model get
+    langid's (written back into `languages`, so the shard records them)."""
     from polyembed.models.langid import identify_languages
 
-    routed = getattr(model, "routes_by_language", False)
-    if routed and any(code is None for code in languages):
+    if encoder.routes_by_language and any(code is None for code in languages):
         detected = identify_languages([t for t, code in zip(texts, languages, strict=True) if code is None])
         found = iter(detected)
         languages[:] = [code if code is not None else next(found) for code in languages]
-    routes = languages if routed else [None] * len(texts)  # a single multilingual model needs no language: one call
-    return encode_by_language(
-        lambda group, code: encode(model, group, code, batch_size=options.batch_size, normalize=options.normalize),
-        texts,
-        routes,
-        dtype=DTYPES[options.dtype],
-    )
+    vectors = encoder.encode(texts, languages, batch_size=options.batch_size, normalize=options.normalize)
+    return vectors.astype(DTYPES[options.dtype], copy=False)
 
 
 def _write_shard(folder: Path, index: int, offsets: list[int], vectors: np.ndarray,
@@ -318,7 +313,6 @@ def encode_to_shards(
 ) -> StreamResult:
     """Encode `source` (a text file, or '-' for stdin) into shards in `output_dir`; see the module docstring."""
     from polyembed.languages import require_known_language
-    from polyembed.models.loading import load_model
 
     options = options or StreamOptions()
     if options.language is not None:
@@ -331,7 +325,7 @@ def encode_to_shards(
     folder = check_output_dir(output_dir, "--output")
     if str(source) != "-":
         _open_input(source)[0].close()  # a missing input is refused before anything is created
-    model_name = model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
+    model_name = model if isinstance(model, str) else as_encoder(model).name
     identity = {"model": str(model_name), "dtype": options.dtype, "shard_size": options.shard_size,
                 "normalize": options.normalize}
     settings = {**identity, "language": options.language, "language_column": options.language_column,
@@ -347,7 +341,7 @@ def encode_to_shards(
     try:
         (folder / MANIFEST_FILE).unlink(missing_ok=True)  # until this run ends, the folder is unfinished
         if options.workers == 1:
-            encoder = load_model(model) if isinstance(model, str) else model
+            encoder = as_encoder(model)
             lines, encoded, skipped, records, source_info = _run_shards(encoder, source, folder, options, settings,
                                                                         None, show_progress)
         else:

@@ -1,5 +1,5 @@
 """Inference precision: bf16 autocast as an encoder wrapper, its choice ('auto'), and that stored float32 and
-bf16 vectors never mix; and the one per-language routing loop (`encode_by_language`)."""
+bf16 vectors never mix; the one per-language routing loop (`encode_by_language`); the encoder base class."""
 
 from __future__ import annotations
 
@@ -123,3 +123,81 @@ def test_encode_by_language_empty_input_calls_nothing() -> None:
 def test_encode_by_language_needs_one_language_per_sentence() -> None:
     with pytest.raises(ValueError, match="2 sentences but 1 languages"):
         encode_by_language(RecordingGroups(), ["eins", "one"], ["de"])
+
+
+class TableEncoder(encoder_module.SentenceEncoder):
+    """A new encoder kind in a few lines: `dimension` and `_encode_group`; the base class routes and checks."""
+
+    def __init__(self, languages: list[str] | None) -> None:
+        self.name = "table"
+        self._languages = languages
+        self.groups = RecordingGroups()
+
+    @property
+    def dimension(self) -> int:
+        return 2
+
+    @property
+    def languages(self) -> list[str] | None:
+        return self._languages
+
+    def _encode_group(self, sentences, language, batch_size, show_progress_bar) -> np.ndarray:
+        return self.groups(sentences, language)
+
+
+def test_the_base_class_routes_rows_by_language_once_per_language() -> None:
+    routed = TableEncoder(["de", "en"])
+    vectors = routed.encode(["eins", "one", "zwei"], ["deu", "en", "de"], normalize=True)
+    assert routed.groups.calls == [(["eins", "zwei"], "de"), (["one"], "en")]  # codes normalised, one call each
+    assert np.allclose(vectors, [[0.6, 0.8], [0, 1], [0.6, 0.8]], atol=1e-7) and vectors.dtype == np.float32
+    assert routed.encode(["one", "two"], "en").tolist() == [[0, 2], [5, 0]]  # one code for all rows
+    assert routed.encode("one", "en").tolist() == [0, 2]  # a single string gives one vector
+    assert routed.encode([], "en").shape == (0, 2)
+
+
+def test_a_model_that_does_not_route_gets_one_call_and_no_language() -> None:
+    single = TableEncoder(None)
+    assert not single.routes_by_language
+    single.encode(["eins", "one"], ["de", "en"])
+    assert single.groups.calls == [(["eins", "one"], None)]
+
+
+def test_rows_without_a_language_are_identified_among_the_models_own(monkeypatch) -> None:
+    from polyembed.models import langid
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(langid, "identify_among", lambda texts, languages, name: seen.append(list(languages))
+                        or ["de"] * len(texts))
+    routed = TableEncoder(["de", "en"])
+    routed.encode(["eins", "one"], [None, "en"])
+    assert seen == [["de", "en"]] and routed.groups.calls == [(["eins"], "de"), (["one"], "en")]
+
+
+def test_the_base_class_refuses_bad_arguments_before_encoding() -> None:
+    from polyembed.errors import UnknownLanguageError
+
+    routed = TableEncoder(["de", "en"])
+    with pytest.raises(UnknownLanguageError, match="unknown language code 'xx'"):
+        routed.encode(["eins"], "xx")
+    with pytest.raises(PolyembedError, match="2 sentences but 1 languages"):
+        routed.encode(["eins", "one"], ["de"])
+    with pytest.raises(PolyembedError, match="batch size 0"):
+        routed.encode(["eins"], "de", batch_size=0)
+    assert routed.groups.calls == []
+
+
+def test_as_encoder_takes_a_users_own_object_and_refuses_one_without_encode(hashing_encoder) -> None:
+    wrapped = encoder_module.as_encoder(hashing_encoder)
+    assert isinstance(wrapped, encoder_module.ForeignEncoder) and encoder_module.as_encoder(wrapped) is wrapped
+    assert wrapped.name == hashing_encoder.name and wrapped.dimension == hashing_encoder.dimension
+    assert wrapped.languages is None and wrapped.tokenizer is None
+    assert np.allclose(np.linalg.norm(wrapped.encode(SENTENCES, normalize=True), axis=1), 1.0, atol=1e-6)
+    with pytest.raises(PolyembedError, match="int: not an encoder"):
+        encoder_module.as_encoder(3)
+
+
+def test_as_encoder_wraps_a_sentence_transformer_model(minilm) -> None:
+    wrapped = encoder_module.as_encoder(minilm.model)
+    assert isinstance(wrapped, encoder_module.SentenceTransformerEncoder)
+    assert wrapped.dimension == minilm.dimension and wrapped.max_seq_length == minilm.max_seq_length
+    assert np.array_equal(wrapped.encode(SENTENCES), minilm.encode(SENTENCES))

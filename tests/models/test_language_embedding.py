@@ -13,7 +13,7 @@ from polyembed.errors import PolyembedError
 from polyembed.models.language_embedding import (
     LanguageEmbeddingEncoder,
     add_language_embeddings,
-    encode_by_language,
+    encode_by_token_type,
     language_embedding_ids,
     language_id,
 )
@@ -49,7 +49,7 @@ def test_new_rows_start_at_type_zero_plus_noise_and_leave_plain_input_exact(fold
         german = model.encode(SENTENCES)
     assert not np.allclose(german, before, atol=1e-4)
     np.testing.assert_allclose(model.encode(SENTENCES), before, atol=1e-6)  # the hook is gone after the block
-    mixed = encode_by_language(model, SENTENCES, [ids["de"], 0, ids["de"]]).numpy()
+    mixed = encode_by_token_type(model, SENTENCES, [ids["de"], 0, ids["de"]])
     np.testing.assert_allclose(mixed[[0, 2]], german[[0, 2]], atol=1e-5)
     np.testing.assert_allclose(mixed[1], before[1], atol=1e-5)
     with pytest.raises(PolyembedError, match="already has language embeddings"):

@@ -13,8 +13,7 @@ from polyembed.eval.base import Task, get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
 from polyembed.eval.runner import EvaluationResult, run_tasks
 from polyembed.eval.suites import suite_tasks
-from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision
-from polyembed.models.loading import load_model
+from polyembed.models.encoder import SentenceEncoder, as_encoder, resolve_precision, with_precision
 from polyembed.outputs import check_output_dir, publishing
 
 
@@ -70,7 +69,7 @@ def evaluate(
     check_datasets(task_list, root)
     if out_dir is not None:
         check_output_dir(out_dir, "--out")  # before the model loads: an unwritable folder fails in a second
-    encoder = with_precision(load_model(model) if isinstance(model, str) else model, precision)
+    encoder = with_precision(as_encoder(model), precision)
     if cache:
         from polyembed.models.embedding_cache import EmbeddingStore
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder, encode_by_language, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, as_encoder, normalize_rows
 
 
 def subset_languages(task_metadata: Any, hf_subset: str) -> list[str]:
@@ -45,24 +45,20 @@ class MTEBEncoder:
     """A polyembed encoder behind MTEB's `EncoderProtocol` (encode, similarity, similarity_pairwise, meta)."""
 
     def __init__(self, model: str | SentenceEncoder, name: str | None = None, batch_size: int = 64) -> None:
-        from polyembed.models.loading import load_model
-
-        self.encoder = load_model(model) if isinstance(model, str) else model
+        self.encoder = as_encoder(model)
         self.batch_size = batch_size
-        self.routes_by_language = bool(getattr(self.encoder, "routes_by_language", False))
         self.languages_used: list[tuple[str, str | None]] = []
         """(hf_subset, language) of every encode call, for the record."""
-        self.mteb_model_meta = self._meta(name or str(getattr(self.encoder, "name", "polyembed-model")))
+        self.mteb_model_meta = self._meta(name or self.encoder.name)
 
     def _meta(self, name: str) -> Any:
         from mteb.models.model_meta import ModelMeta
 
-        dimension = getattr(self.encoder, "dimension", None)
         return ModelMeta.create_empty(
             {
                 "name": f"polyembed/{name.replace('/', '__')}",
                 "revision": "local",
-                "embed_dim": int(dimension) if dimension else None,
+                "embed_dim": self.encoder.dimension,
                 "similarity_fn_name": "cosine",
                 "framework": ["PyTorch"],
                 "open_weights": True,
@@ -79,29 +75,19 @@ class MTEBEncoder:
         prompt_type: Any = None,
         **kwargs: Any,
     ) -> np.ndarray:
-        """Embeddings (L2-normalised rows) of every text in MTEB's batches, in order."""
-        from polyembed.api import encode
-
-        texts = [text for batch in inputs for text in batch["text"]]
-        languages = subset_languages(task_metadata, hf_subset) if self.routes_by_language else []
-        if len(languages) == 1:
-            self.languages_used.append((hf_subset, languages[0]))
-            return encode(self.encoder, texts, languages[0], batch_size=self.batch_size)
-        if len(languages) > 1:
-            return self._encode_by_detected_language(texts, languages, hf_subset)
-        self.languages_used.append((hf_subset, None))
-        return encode(self.encoder, texts, batch_size=self.batch_size)
-
-    def _encode_by_detected_language(self, texts: list[str], candidates: list[str], hf_subset: str) -> np.ndarray:
-        from polyembed.api import encode
+        """Embeddings (L2-normalised rows) of every text in MTEB's batches, in order: a routed model gets the
+        subset's language, or each text's (langid among the subset's) when the subset has several."""
         from polyembed.models.langid import identify_languages
 
-        def encode_group(group: list[str], language: str) -> np.ndarray:
-            vectors = encode(self.encoder, group, language, batch_size=self.batch_size)
-            self.languages_used.append((hf_subset, language))
-            return vectors
-
-        return encode_by_language(encode_group, texts, identify_languages(texts, candidates))
+        texts = [text for batch in inputs for text in batch["text"]]
+        candidates = subset_languages(task_metadata, hf_subset) if self.encoder.routes_by_language else []
+        languages: list[str | None] = (
+            [candidates[0]] * len(texts) if len(candidates) == 1
+            else list(identify_languages(texts, candidates)) if candidates
+            else [None] * len(texts)
+        )
+        self.languages_used.extend((hf_subset, code) for code in dict.fromkeys(languages))
+        return self.encoder.encode(texts, languages, batch_size=self.batch_size, normalize=True)
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> np.ndarray:
         """Cosine similarity matrix."""

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, as_encoder, normalize_rows
 
 
 class EmbeddingCache(EmbeddingProvider):
@@ -34,7 +34,7 @@ class EmbeddingCache(EmbeddingProvider):
         batch_size: int = 64,
         show_progress: bool = True,
     ) -> None:
-        self.encoder = encoder
+        self.encoder = as_encoder(encoder)
         self.data_root = data_root
         self.figure_dir = figure_dir
         self.batch_size = batch_size
@@ -43,17 +43,14 @@ class EmbeddingCache(EmbeddingProvider):
         self.encoded_count = 0
         self.requested_count = 0
 
-    def _key(self, text: str, language: str | None) -> tuple[str | None, str]:
-        return (language if getattr(self.encoder, "routes_by_language", False) else None, text)
-
     def embed(self, sentences: Sequence[str], language: str | None = None, *, normalize: bool = True) -> np.ndarray:
         """Rows for `sentences`; new unique sentences are encoded in one batched call."""
-        language = normalize_language(language)
+        language = normalize_language(language) if self.encoder.routes_by_language else None  # the key's part
         self.requested_count += len(sentences)
         missing: list[str] = []
         seen: set[str] = set()
         for text in sentences:
-            if self._key(text, language) not in self._vectors and text not in seen:
+            if (language, text) not in self._vectors and text not in seen:
                 seen.add(text)
                 missing.append(text)
         if missing:
@@ -64,11 +61,11 @@ class EmbeddingCache(EmbeddingProvider):
                 show_progress_bar=self.show_progress and len(missing) > self.batch_size,
             )
             for text, vector in zip(missing, np.asarray(vectors, dtype=np.float32), strict=True):
-                self._vectors[self._key(text, language)] = vector
+                self._vectors[(language, text)] = vector
             self.encoded_count += len(missing)
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
-        matrix = np.stack([self._vectors[self._key(text, language)] for text in sentences])
+        matrix = np.stack([self._vectors[(language, text)] for text in sentences])
         return normalize_rows(matrix) if normalize else matrix
 
 
@@ -129,6 +126,7 @@ def run_tasks(
 ) -> EvaluationResult:
     """Evaluate `encoder` on `tasks` with one shared embedding cache; returns all scores and timings."""
     root = resolve_data_root(data_root)
+    encoder = as_encoder(encoder)
     cache = EmbeddingCache(encoder, root, figure_dir, batch_size=batch_size, show_progress=show_progress)
     runs: list[TaskRun] = []
     start = time.perf_counter()

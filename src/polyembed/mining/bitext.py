@@ -17,6 +17,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.mining.margin import MARGINS, MODES, MinedPair, mine
+from polyembed.models.encoder import SentenceEncoder
 from polyembed.outputs import atomic_write, check_output_file
 
 EXACT_SEARCH_LIMIT = 100_000
@@ -79,15 +80,14 @@ def _encode_in_workers(model: str, text_file: str | Path, language: str | None, 
 
 
 def _embeddings(
-    model: Any, sentences: list[str], language: str | None, embeddings: str | Path | None, batch_size: int,
-    text: str | Path,
+    model: SentenceEncoder | None, sentences: list[str], language: str | None, embeddings: str | Path | None,
+    batch_size: int, text: str | Path,
 ) -> np.ndarray:
     """Vectors for `sentences` (the lines of `text`): loaded from a .npy file or a shard folder (one finite,
     non-zero row per line, checked), or encoded."""
-    from polyembed.api import encode
-
     if embeddings is None:
-        vectors = encode(model, sentences, language, batch_size=batch_size, show_progress_bar=True)
+        assert model is not None, "a side without given embeddings is encoded"
+        vectors = model.encode(sentences, language, batch_size=batch_size, normalize=True, show_progress_bar=True)
         check_rows(vectors, f"the embeddings of {text}")
         return vectors
     path = Path(embeddings)
@@ -200,9 +200,9 @@ def mine_files(
         )
     else:
         if source_embeddings is None or target_embeddings is None:
-            from polyembed.api import load_model
+            from polyembed.models.encoder import as_encoder
 
-            model = load_model(model) if isinstance(model, str) else model
+            model = as_encoder(model)
             if cache:
                 from polyembed.models.embedding_cache import EmbeddingStore
 

@@ -37,7 +37,7 @@ import numpy as np
 from polyembed.errors import PolyembedError
 from polyembed.integrity import new_hash
 from polyembed.models.cache import cache_dir
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import WrappedEncoder, as_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +47,12 @@ STORE_FORMAT = "2"
 _LOOKUP_CHUNK = 500  # SQLite's host-parameter limit is 999 on older builds
 
 
-def encoder_fingerprint(encoder: SentenceEncoder) -> str:
+def encoder_fingerprint(encoder: Any) -> str:
     """A key that changes when the encoder's weights change: its name, plus the weight files' sizes and
     modification times for models loaded from a folder."""
-    parts = [str(getattr(encoder, "name", type(encoder).__name__))]
-    path = getattr(encoder, "path", None)
+    encoder = as_encoder(encoder)
+    parts = [encoder.name]
+    path = encoder.path
     if path and Path(path).is_dir():
         patterns = ("*.safetensors", "*.bin", "*.onnx")
         for weights in sorted(w for pattern in patterns for w in Path(path).rglob(pattern)):
@@ -68,27 +69,23 @@ def row_checksum(language: str, sentence: str, blob: bytes) -> bytes:
     return hasher.digest()
 
 
-class EmbeddingStore:
+class EmbeddingStore(WrappedEncoder):
     """Embeddings of one encoder keyed by (language, sentence), in `<directory>/store.sqlite`.
 
-    For an encoder that does not route by language the language is not part of the key. `encode()` has the
-    SentenceEncoder signature and `name`, `routes_by_language` and `dimension` are the encoder's own.
+    For an encoder that does not route by language the language is not part of the key. It is a
+    SentenceEncoder whose `name`, `languages` and `dimension` are the encoder's own; the encoder runs at the
+    store's `batch_size`.
     """
 
-    def __init__(self, encoder: SentenceEncoder, directory: str | Path | None = None, batch_size: int = 128) -> None:
-        self.encoder = encoder
+    def __init__(self, encoder: Any, directory: str | Path | None = None, batch_size: int = 128) -> None:
+        encoder = as_encoder(encoder)
+        super().__init__(encoder)
         self.batch_size = batch_size
-        self.name = getattr(encoder, "name", type(encoder).__name__)
-        self.path = getattr(encoder, "path", None)
-        self.routes_by_language = bool(getattr(encoder, "routes_by_language", False))
+        self.name = encoder.name
         self.directory = Path(directory) if directory else cache_dir() / "embeddings" / encoder_fingerprint(encoder)
         self.encoded = 0
         """Sentences this store had to encode (the rest were found on disk)."""
         self._connection: sqlite3.Connection | None = None
-
-    @property
-    def dimension(self) -> int | None:
-        return getattr(self.encoder, "dimension", None)
 
     @property
     def file(self) -> Path:
@@ -218,10 +215,8 @@ class EmbeddingStore:
         found = self._lookup(key, unique)
         missing = [s for s in unique if s not in found]
         if missing:
-            kwargs: dict[str, Any] = {"batch_size": self.batch_size, "show_progress_bar": show_progress_bar}
-            if language is not None:
-                kwargs["language"] = language
-            new = np.asarray(self.encoder.encode(missing, **kwargs), dtype=np.float32)
+            new = self.encoder.encode(missing, language, batch_size=self.batch_size,
+                                      show_progress_bar=show_progress_bar)
             self._insert(key, missing, new)
             found.update(zip(missing, new, strict=True))
             self.encoded += len(missing)
@@ -230,11 +225,17 @@ class EmbeddingStore:
             return np.zeros((0, width), dtype=np.float32)
         return np.stack([found[s] for s in sentences]).astype(np.float32, copy=False)
 
-    def encode(self, sentences: str | Sequence[str], language: str | None = None, **kwargs: Any) -> np.ndarray:
-        """SentenceEncoder-compatible lookup (batch size and other keyword arguments are accepted and ignored)."""
-        if isinstance(sentences, str):
-            return self.embed([sentences], show_progress_bar=False, language=language)[0]
-        return self.embed(list(sentences), bool(kwargs.get("show_progress_bar", False)), language)
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
+    ) -> np.ndarray:
+        return self.embed(sentences, show_progress_bar, language)
+
+    def encode(self, sentences: str | Sequence[str], language: str | Sequence[str | None] | None = None,
+               **kwargs: Any) -> np.ndarray:
+        """`SentenceEncoder.encode` through the store; keyword arguments it does not take (sentence-transformers
+        evaluators pass `convert_to_numpy` and the like to a teacher) are ignored."""
+        options = {name: kwargs[name] for name in ("batch_size", "normalize", "show_progress_bar") if name in kwargs}
+        return super().encode(sentences, language, **options)
 
     def close(self) -> None:
         if self._connection is not None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import sys
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from polyembed.errors import PolyembedError
+from polyembed.languages import require_known_language
 
 logger = logging.getLogger(__name__)
 
@@ -61,40 +64,204 @@ def encode_by_language(
     return out if out is not None else np.zeros((0, 0), dtype=dtype)
 
 
-@runtime_checkable
-class SentenceEncoder(Protocol):
-    """Anything that maps sentences (optionally with their language) to vectors.
+class SentenceEncoder(ABC):
+    """What every encoder is: a name, a dimension, the languages it routes (None for one multilingual model),
+    its maximum length and tokenizer where it has them, and `encode`.
 
-    Language-routed models use `language`; single multilingual models ignore it.
-    `routes_by_language` tells caches whether the same text in two languages may embed differently.
+    Why a base class: `encode` validates its arguments and routes rows by language here, once; an encoder
+    kind implements `_encode_group` (one call for sentences that share a language) and `dimension`. Callers
+    read the attributes directly. An object that only has `encode` (a user's own model) becomes one through
+    `as_encoder`.
     """
 
-    name: str
-    routes_by_language: bool
+    name: str = "encoder"
+    path: str | None = None
+    """The folder it was loaded from (embedding stores fingerprint its weights), None when not from one."""
+    tokenizer: Any = None
+    """The tokenizer that counts the model's input tokens (None where the model has none of its own)."""
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int | None:
+        """Output dimension of the sentence embeddings."""
+
+    @property
+    def languages(self) -> list[str] | None:
+        """The languages the model has its own route for; None: one model takes every language."""
+        return None
+
+    @property
+    def routes_by_language(self) -> bool:
+        """Whether the same text in two languages may embed differently (caches key on the language then)."""
+        return self.languages is not None
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Tokens per input beyond which the model truncates (None where unknown)."""
+        return None
+
+    @abstractmethod
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
+    ) -> np.ndarray:
+        """Rows for non-empty `sentences` that share `language` (a known code, or None for a model that does
+        not route)."""
+
+    def _identify(self, sentences: list[str]) -> list[str | None]:
+        """Languages for rows given none, on a routed model: langid among the model's own languages."""
+        from polyembed.models.langid import identify_among, identify_languages
+
+        if self.languages is None:
+            return list(identify_languages(sentences))
+        return list(identify_among(sentences, self.languages, self.name))
 
     def encode(
         self,
-        sentences: Sequence[str],
-        language: str | None = None,
+        sentences: str | Sequence[str],
+        language: str | Sequence[str | None] | None = None,
         *,
         batch_size: int = 64,
+        normalize: bool = False,
         show_progress_bar: bool = False,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """float32 rows for `sentences` in order (one vector for a single string).
+
+        `language`: one ISO 639 code for all rows, one per row (None rows identified by langid on a routed
+        model), or None. A model that does not route encodes everything in one call and ignores the codes,
+        after checking them (a typo must fail here, not later on a routed model). `normalize` L2-normalises.
+        """
+        single = isinstance(sentences, str)
+        texts = [sentences] if single else list(sentences)
+        if batch_size < 1:
+            raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
+        routes = self._routes(texts, language)
+        if not texts:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if len(set(routes)) == 1:
+            vectors = np.asarray(self._encode_group(texts, routes[0], batch_size, show_progress_bar), np.float32)
+            vectors = normalize_rows(vectors) if normalize else vectors
+        else:
+            vectors = encode_by_language(lambda group, code: self._encode_group(group, code, batch_size, False),
+                                         texts, routes, normalize=normalize)
+        return vectors[0] if single else vectors
+
+    def _routes(self, texts: list[str], language: str | Sequence[str | None] | None) -> list[str | None]:
+        """One checked route per row: None everywhere for a model that does not route."""
+        if language is None or isinstance(language, str):
+            codes: list[str | None] = [require_known_language(language) if language else None] * len(texts)
+        else:
+            codes = [require_known_language(code) if code else None for code in language]
+            if len(codes) != len(texts):
+                raise PolyembedError(f"{len(texts)} sentences but {len(codes)} languages: give one per sentence, "
+                                     "or one code for all")
+        if not self.routes_by_language:
+            return [None] * len(texts)
+        unknown = [row for row, code in enumerate(codes) if code is None]
+        if unknown and texts:
+            for row, code in zip(unknown, self._identify([texts[row] for row in unknown]), strict=True):
+                codes[row] = code
+        return codes
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, path={self.path!r})"
 
 
-class SentenceTransformerEncoder:
+class WrappedEncoder(SentenceEncoder):
+    """An encoder around another (precision, embedding store): the inner encoder's attributes are its own."""
+
+    def __init__(self, encoder: SentenceEncoder) -> None:
+        self.encoder = encoder
+        self.path = encoder.path
+        self.tokenizer = encoder.tokenizer
+
+    @property
+    def dimension(self) -> int | None:
+        return self.encoder.dimension
+
+    @property
+    def languages(self) -> list[str] | None:
+        return self.encoder.languages
+
+    @property
+    def routes_by_language(self) -> bool:
+        return self.encoder.routes_by_language
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return self.encoder.max_seq_length
+
+    def _identify(self, sentences: list[str]) -> list[str | None]:
+        return self.encoder._identify(sentences)
+
+
+class ForeignEncoder(SentenceEncoder):
+    """A user's object with `encode(sentences, language=None, *, batch_size, show_progress_bar)` (and, where it
+    has them, `name`, `dimension`, `routes_by_language`, `languages`) as a SentenceEncoder. A routed one
+    receives None for rows given no language and identifies them itself."""
+
+    def __init__(self, inner: Any) -> None:
+        if not callable(getattr(inner, "encode", None)):
+            raise PolyembedError(f"{type(inner).__name__}: not an encoder (it has no encode method); give a model "
+                                 "name, a folder, or an object with encode(sentences, language=None)")
+        self.inner = inner
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+        self.path = getattr(inner, "path", None)
+        self.tokenizer = getattr(inner, "tokenizer", None) or getattr(getattr(inner, "model", None), "tokenizer", None)
+
+    @property
+    def dimension(self) -> int | None:
+        value = getattr(self.inner, "dimension", None)
+        return int(value) if value else None
+
+    @property
+    def languages(self) -> list[str] | None:
+        value = getattr(self.inner, "languages", None)
+        return list(value) if value is not None and self.routes_by_language else None
+
+    @property
+    def routes_by_language(self) -> bool:
+        return bool(getattr(self.inner, "routes_by_language", False))
+
+    def _identify(self, sentences: list[str]) -> list[str | None]:
+        return [None] * len(sentences)
+
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
+    ) -> np.ndarray:
+        routed = {"language": language} if language is not None else {}  # a model without the argument works
+        return np.asarray(self.inner.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
+                                            **routed), dtype=np.float32)
+
+    def __getattr__(self, attribute: str) -> Any:  # the object's own extras (calls, prompt, ...)
+        return getattr(self.__dict__["inner"], attribute)
+
+
+def as_encoder(model: Any) -> SentenceEncoder:
+    """A SentenceEncoder for a model name or folder (`load_model`), an encoder, or any object with `encode`."""
+    if isinstance(model, SentenceEncoder):
+        return model
+    if isinstance(model, str | Path):
+        from polyembed.models.loading import load_model
+
+        return load_model(str(model))
+    library = sys.modules.get("sentence_transformers")  # loaded already when `model` is one of its models
+    if library is not None and isinstance(model, library.SentenceTransformer):
+        return SentenceTransformerEncoder(model, name=type(model).__name__)
+    return ForeignEncoder(model)
+
+
+class SentenceTransformerEncoder(SentenceEncoder):
     """A sentence-transformers model behind the SentenceEncoder interface.
 
     The model's own metadata (`prompts` + `default_prompt_name` in config_sentence_transformers.json)
     supplies input prefixes such as e5's "query: ", so every caller encodes the way the model expects.
     """
 
-    routes_by_language = False
-
-    def __init__(self, model: object, name: str, path: str | Path | None = None) -> None:
+    def __init__(self, model: Any, name: str, path: str | Path | None = None) -> None:
         self.model = model
         self.name = name
         self.path = str(path) if path is not None else None
+        self.tokenizer = getattr(model, "tokenizer", None)
 
     @property
     def dimension(self) -> int:
@@ -103,36 +270,26 @@ class SentenceTransformerEncoder:
         return int(getter())
 
     @property
+    def max_seq_length(self) -> int | None:
+        return getattr(self.model, "max_seq_length", None)
+
+    @property
     def prompt(self) -> str:
         """The prefix the model prepends by default ('' when none)."""
         name = getattr(self.model, "default_prompt_name", None)
         return self.model.prompts.get(name, "") if name else ""
 
-    def encode(
-        self,
-        sentences: Sequence[str],
-        language: str | None = None,
-        *,
-        batch_size: int = 64,
-        show_progress_bar: bool = False,
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
-        """Embed sentences as float32 rows (not normalised: callers normalise where cosine is wanted)."""
-        if len(sentences) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            list(sentences),
-            batch_size=batch_size,
-            show_progress_bar=show_progress_bar,
-            convert_to_numpy=True,
-        )
+        """Rows as float32 (not normalised: `encode(normalize=True)` does that)."""
+        vectors = self.model.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
+                                    convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
 
     def save(self, path: str | Path) -> None:
         """Save as a standard sentence-transformers folder."""
         self.model.save(str(path))
-
-    def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder(name={self.name!r}, path={self.path!r})"
 
 
 def token_level_model(encoder: Any, language: str | None = None) -> Any:
@@ -189,7 +346,7 @@ def _runs_on_torch(encoder: Any) -> bool:
         seen = inner
 
 
-class Bf16Encoder:
+class Bf16Encoder(WrappedEncoder):
     """Any torch-based encoder run under bf16 autocast: matrix products in bf16, sums and norms in float32.
 
     Why: on CPUs with native bf16 it encodes much faster, and evaluation is nearly all encoding. Scores
@@ -198,30 +355,31 @@ class Bf16Encoder:
     model's: stored float32 vectors are never served as bf16 ones, nor the other way round.
     """
 
-    def __init__(self, encoder: Any) -> None:
+    def __init__(self, encoder: SentenceEncoder) -> None:
         if not _runs_on_torch(encoder):
-            raise PolyembedError(f"{getattr(encoder, 'name', type(encoder).__name__)}: bf16 needs a torch model "
+            raise PolyembedError(f"{encoder.name}: bf16 needs a torch model "
                                  "(an ONNX export runs in the precision it was exported in)")
-        self.encoder = encoder
+        super().__init__(encoder)
         self.name = f"{encoder.name} (bf16)"
-        self.routes_by_language = encoder.routes_by_language
-        self.path = getattr(encoder, "path", None)
 
-    def __getattr__(self, attribute: str) -> Any:  # dimension, prompt, with_mode ... are the encoder's own
+    def __getattr__(self, attribute: str) -> Any:  # prompt, with_mode, model ... are the encoder's own
         return getattr(self.__dict__["encoder"], attribute)
 
     def _device_type(self) -> str:
         device = getattr(getattr(self.encoder, "model", None), "device", None)
         return getattr(device, "type", "cpu") if device is not None else "cpu"
 
-    def encode(self, sentences: Sequence[str], language: str | None = None, **kwargs: Any) -> np.ndarray:
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
+    ) -> np.ndarray:
         import torch
 
         with torch.autocast(self._device_type(), dtype=torch.bfloat16):
-            vectors = self.encoder.encode(sentences, language, **kwargs)
+            vectors = self.encoder.encode(sentences, language, batch_size=batch_size,
+                                          show_progress_bar=show_progress_bar)
         return np.asarray(vectors, dtype=np.float32)
 
 
-def with_precision(encoder: Any, precision: str, option: str = "--precision") -> Any:
+def with_precision(encoder: SentenceEncoder, precision: str, option: str = "--precision") -> SentenceEncoder:
     """`encoder` as is for float32, wrapped in `Bf16Encoder` for bf16 ('auto' resolved here)."""
     return Bf16Encoder(encoder) if resolve_precision(precision, option) == "bf16" else encoder

@@ -26,7 +26,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceTransformerEncoder
+from polyembed.models.encoder import SentenceTransformerEncoder, encode_by_language
 
 CONFIG_KEY = "language_embedding_ids"
 logger = logging.getLogger(__name__)
@@ -90,19 +90,16 @@ def language_id(model: Any, token_type: int) -> Iterator[None]:
         handle.remove()
 
 
-def encode_by_language(model: Any, sentences: Sequence[str], token_types: Sequence[int], **encode_options: Any):
-    """`model.encode` of each sentence under its own token type (one call per type); rows in input order."""
-    import torch
+def encode_by_token_type(model: Any, sentences: Sequence[str], token_types: Sequence[int],
+                         **encode_options: Any) -> np.ndarray:
+    """`model.encode` of each sentence under its own token type (one call per type; `encode_by_language`'s
+    routing); float32 rows in input order."""
 
-    out: Any = None
-    for token_type in dict.fromkeys(token_types):
-        rows = [i for i, t in enumerate(token_types) if t == token_type]
+    def encode_group(group: list[str], token_type: int) -> np.ndarray:
         with language_id(model, token_type):
-            vectors = model.encode([sentences[i] for i in rows], convert_to_tensor=True, **encode_options)
-        if out is None:
-            out = torch.zeros((len(sentences), vectors.shape[1]), dtype=vectors.dtype, device=vectors.device)
-        out[rows] = vectors
-    return out
+            return model.encode(group, convert_to_tensor=True, **encode_options).float().cpu().numpy()
+
+    return encode_by_language(encode_group, sentences, list(token_types))
 
 
 def language_translation_evaluator(english: list[str], other: list[str], english_type: int,
@@ -114,8 +111,11 @@ def language_translation_evaluator(english: list[str], other: list[str], english
     class LanguageTranslationEvaluator(TranslationEvaluator):
         def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> Any:
             types = [english_type] * len(sentences) if sentences is self.source_sentences else list(other_types)
-            return list(encode_by_language(model, list(sentences), types, batch_size=self.batch_size,
-                                           show_progress_bar=self.show_progress_bar, **kwargs))  # rows, as ST
+            import torch
+
+            vectors = encode_by_token_type(model, list(sentences), types, batch_size=self.batch_size,
+                                           show_progress_bar=self.show_progress_bar, **kwargs)
+            return list(torch.from_numpy(vectors))  # rows, as ST
 
     return LanguageTranslationEvaluator(english, other, **options)
 
@@ -124,10 +124,8 @@ class LanguageEmbeddingEncoder(SentenceTransformerEncoder):
     """A model with language embeddings behind the SentenceEncoder interface: `language` picks the row.
 
     A language the model was not trained with gets none (token type 0, the base model's input), with a
-    warning; `language=None` identifies each sentence's language among the model's own (langid).
+    warning; rows given no language are identified among the model's own languages (langid).
     """
-
-    routes_by_language = True
 
     def __init__(self, model: Any, name: str, path: Any = None) -> None:
         super().__init__(model, name=name, path=path)
@@ -147,22 +145,10 @@ class LanguageEmbeddingEncoder(SentenceTransformerEncoder):
             logger.warning("%s: no language embedding for '%s'; encoding without one", self.name, language)
         return 0
 
-    def encode(
-        self,
-        sentences: Sequence[str],
-        language: str | None = None,
-        *,
-        batch_size: int = 64,
-        show_progress_bar: bool = False,
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
-        if len(sentences) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        if language is not None:
-            types = [self.token_type(language)] * len(sentences)
-        else:
-            from polyembed.models.langid import identify_among
-
-            types = [self.token_type(code) for code in identify_among(sentences, self.languages, self.name)]
-        vectors = encode_by_language(self.model, list(sentences), types, batch_size=batch_size,
-                                     show_progress_bar=show_progress_bar)
+        with language_id(self.model, self.token_type(language)):
+            vectors = self.model.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
+                                        convert_to_tensor=True)
         return vectors.float().cpu().numpy()

@@ -34,7 +34,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import encode_by_language
+from polyembed.models.encoder import SentenceEncoder
 
 BUNDLE_FILE = "polyembed_modular.json"
 Mode = Literal["mono", "cross"]
@@ -55,10 +55,8 @@ def is_modular_bundle(path: str | Path) -> bool:
     return (Path(path) / BUNDLE_FILE).is_file()
 
 
-class ModularEncoder:
+class ModularEncoder(SentenceEncoder):
     """A SentenceEncoder over per-language encoders; see the module docstring."""
-
-    routes_by_language = True
 
     def __init__(self, folder: str | Path, name: str | None = None, device: str = "cpu") -> None:
         folder = Path(folder)
@@ -88,6 +86,11 @@ class ModularEncoder:
     @property
     def dimension(self) -> int:
         return int(self._encoder(self.config.pivot).get_embedding_dimension())
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """The pivot's (each language's encoder keeps its own; `language_encoder(code)` has it)."""
+        return self._encoder(self.config.pivot).max_seq_length
 
     def _encoder(self, language: str) -> Any:
         """The language's SentenceTransformer, loaded on first use, with its CLA adapter when it has one."""
@@ -127,45 +130,27 @@ class ModularEncoder:
             f"{', '.join(self.config.languages)}; unknown_language: pivot falls back to '{self.config.pivot}')"
         )
 
-    def _encode_one_language(
-        self, sentences: Sequence[str], language: str, mode: Mode, batch_size: int, show_progress_bar: bool
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
         from polyembed.models.parallel_adapter import parallel_adapter_blocks, set_parallel_adapters_active
 
-        model = self._encoder(language)
+        model = self._encoder(self._route(language))
         if parallel_adapter_blocks(model):
-            set_parallel_adapters_active(model, mode == "cross")
-        vectors = model.encode(list(sentences), batch_size=batch_size, show_progress_bar=show_progress_bar,
+            set_parallel_adapters_active(model, self.config.default_mode == "cross")
+        vectors = model.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
                                convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
 
-    def encode(
-        self,
-        sentences: Sequence[str],
-        language: str | None = None,
-        *,
-        batch_size: int = 64,
-        show_progress_bar: bool = False,
-        mode: Mode | None = None,
-    ) -> np.ndarray:
-        """Rows for `sentences`: all through `language`'s encoder, or routed one by one by the language
-        identifier when `language` is None; `mode` mono / cross (default: the bundle's)."""
-        mode = mode or self.config.default_mode
-        if mode not in ("mono", "cross"):
-            raise PolyembedError(f"mode '{mode}': choose mono or cross")
-        if len(sentences) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        if language is not None:
-            return self._encode_one_language(sentences, self._route(language), mode, batch_size, show_progress_bar)
-        routes = [self._route(code) for code in self._identify(sentences)]
-        return encode_by_language(
-            lambda group, code: self._encode_one_language(group, code, mode, batch_size, False), sentences, routes
-        )
-
-    def _identify(self, sentences: Sequence[str]) -> list[str]:
-        from polyembed.models.langid import identify_among
-
-        return identify_among(sentences, self.languages, f"modular bundle {self.name}")
+    def encode(self, sentences: str | Sequence[str], language: str | Sequence[str | None] | None = None, *,
+               mode: Mode | None = None, **options: Any) -> np.ndarray:
+        """`SentenceEncoder.encode`, each row through its language's encoder; `mode` mono / cross (default: the
+        bundle's) sets the adapters."""
+        if mode is not None and mode != self.config.default_mode:
+            if mode not in ("mono", "cross"):
+                raise PolyembedError(f"mode '{mode}': choose mono or cross")
+            return self.with_mode(mode).encode(sentences, language, **options)
+        return super().encode(sentences, language, **options)
 
     def with_mode(self, mode: Mode) -> ModularEncoder:
         """The same bundle (encoders shared) with another default mode, e.g. for monolingual evaluation."""

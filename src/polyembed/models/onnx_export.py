@@ -16,7 +16,6 @@ when the export is loaded); `load_model(folder)` gives an `OnnxEncoder` on the i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.errors import PolyembedError
+from polyembed.models.encoder import SentenceEncoder
 
 CONFIG_FILE = "polyembed_onnx.json"
 FP32_FILE = "model.onnx"
@@ -171,10 +171,8 @@ def export_onnx(
     return out_dir
 
 
-class OnnxEncoder:
+class OnnxEncoder(SentenceEncoder):
     """A SentenceEncoder on an exported ONNX graph (onnxruntime, CPU)."""
-
-    routes_by_language = False
 
     def __init__(self, folder: str | Path, graph: str | None = None, name: str | None = None) -> None:
         import onnxruntime as ort
@@ -197,15 +195,17 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
         self.name = name or str(graph_path)
         self.path = str(folder)
-        self.dimension = self.settings.dimension
 
-    def encode(
-        self,
-        sentences: Sequence[str],
-        language: str | None = None,
-        *,
-        batch_size: int = 64,
-        show_progress_bar: bool = False,
+    @property
+    def dimension(self) -> int:
+        return self.settings.dimension
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return self.settings.max_seq_length
+
+    def _encode_group(
+        self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
         """Rows as the source model gives them (prompt, pooling, normalisation), batched by length."""
         from tqdm import tqdm

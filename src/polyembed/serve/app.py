@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, encode_by_language
+from polyembed.models.encoder import SentenceEncoder, as_encoder
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class EmbeddingBatcher:
     one worker thread so the event loop keeps accepting requests while it encodes."""
 
     def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0) -> None:
-        self.encoder = encoder
+        self.encoder = as_encoder(encoder)
         self.max_batch_size = max_batch_size
         self.max_wait = max_wait_ms / 1000
         self.batches_run = 0
@@ -149,26 +149,13 @@ class EmbeddingBatcher:
             for sentence, language in zip(job.sentences, job.languages, strict=True):
                 sentences.append(sentence)
                 languages.append(language)
-        rows = encode_by_language(
-            lambda group, language: self.encoder.encode(group, language, batch_size=self.max_batch_size),
-            sentences,
-            languages,
-            normalize=True,
-        )
+        rows = self.encoder.encode(sentences, languages, batch_size=self.max_batch_size, normalize=True)
         out: list[np.ndarray] = []
         start = 0
         for job in jobs:  # each job's rows are contiguous in the flat order
             out.append(rows[start : start + len(job.sentences)].copy())
             start += len(job.sentences)
         return out
-
-
-def _routed_languages(encoder: SentenceEncoder) -> set[str] | None:
-    """The languages a routed model has encoders for (None: any language goes to the one model)."""
-    if not getattr(encoder, "routes_by_language", False):
-        return None
-    languages = getattr(encoder, "languages", None)
-    return set(languages) if languages is not None else None
 
 
 def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: ServerLimits) -> tuple[
@@ -187,9 +174,9 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
             raise RequestError(
                 f"input[{index}] has {len(sentence)} characters; at most {limits.max_input_chars}", "input"
             )
-    dimension = getattr(encoder, "dimension", None)
-    if body.dimensions is not None and body.dimensions != dimension:
-        raise RequestError(f"'dimensions' {body.dimensions}: this model gives {dimension}-dimensional embeddings",
+    if body.dimensions is not None and body.dimensions != encoder.dimension:
+        raise RequestError(f"'dimensions' {body.dimensions}: this model gives {encoder.dimension}-dimensional "
+                           "embeddings",
                            "dimensions")
     if body.language is None:
         languages: list[str | None] = [None] * len(sentences)
@@ -202,7 +189,7 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
                 "or one code for all)", "language"
             )
         languages = list(body.language)
-    routed = _routed_languages(encoder)
+    routed = set(encoder.languages) if encoder.languages is not None else None
     checked: list[str | None] = []
     for code in languages:
         if code is None:
@@ -223,14 +210,14 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
 
 def _token_count(encoder: SentenceEncoder, sentences: list[str]) -> int:
     """Tokens as the model's tokenizer counts them (0 when the model exposes no tokenizer)."""
-    tokenizer = getattr(getattr(encoder, "model", None), "tokenizer", None)
-    if tokenizer is None:
+    if encoder.tokenizer is None:
         return 0
-    return sum(len(ids) for ids in tokenizer(sentences, add_special_tokens=True)["input_ids"])
+    return sum(len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"])
 
 
 def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> FastAPI:
     """The FastAPI application serving `encoder` (run it with uvicorn, or `polyembed serve`)."""
+    encoder = as_encoder(encoder)
     limits = limits or ServerLimits()
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms)
 
@@ -267,7 +254,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": encoder.name, "dimension": getattr(encoder, "dimension", None)}
+        return {"status": "ok", "model": encoder.name, "dimension": encoder.dimension}
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
