@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_sections import missing_tables, replace_section
-
-from polyembed.outputs import atomic_write
+from result_files import write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -60,9 +59,7 @@ def run(model: str, methods: list[str], layers: list[int]) -> None:
             print(rows[-1], flush=True)
     rows += published_rows(folder)
     payload = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "model": model, "rows": rows}
-    OUT.mkdir(parents=True, exist_ok=True)
-    with atomic_write(OUT / "aligners.json") as handle:
-        handle.write(json.dumps(payload, indent=2) + "\n")
+    write_json(OUT / "aligners.json", payload)
     render()
 
 
@@ -121,6 +118,9 @@ def render() -> None:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("run")

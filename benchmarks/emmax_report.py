@@ -26,21 +26,7 @@ from emmax import (
     TIMING_NOTES,
     WARMUP_LANGUAGES,
 )
-
-
-def _mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else math.nan
-
-
-def _fmt(values: list[float], digits: int = 1) -> str:
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return "-"
-    mean = sum(values) / len(values)
-    if len(values) == 1:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ({' / '.join(f'{v:.{digits}f}' for v in values)})"
+from tables import cell, mean
 
 
 def _summary(scores: dict[str, float]) -> dict[str, float]:
@@ -49,9 +35,9 @@ def _summary(scores: dict[str, float]) -> dict[str, float]:
         return scores.get(f"tatoeba/{LASER[code]}/accuracy", math.nan)
 
     row = {f"tatoeba {code}": tatoeba(code) for code in LASER}
-    row["tatoeba head"] = _mean([tatoeba(code) for code in WARMUP_LANGUAGES])
-    row["tatoeba long-tail"] = _mean([tatoeba(code) for code in LONG_TAIL])
-    row["sts17 cross"] = _mean([scores.get(f"sts17/{track}/spearman", math.nan) for track in STS_CROSS])
+    row["tatoeba head"] = mean([tatoeba(code) for code in WARMUP_LANGUAGES])
+    row["tatoeba long-tail"] = mean([tatoeba(code) for code in LONG_TAIL])
+    row["sts17 cross"] = mean([scores.get(f"sts17/{track}/spearman", math.nan) for track in STS_CROSS])
     row["mining f1"] = scores.get("comparable-mining/avg/f1", math.nan)
     for metric in ("kl_divergence", "calinski_harabasz", "principal_ratio"):
         row[metric] = scores.get(f"geometry-kardes/all/{metric}", math.nan)
@@ -136,7 +122,7 @@ def _authors_tables(results: list[dict[str, Any]]) -> list[str]:
         lines += [f"The authors' three stages, seed {result['seed']} (`python benchmarks/emmax.py authors --seed "
                   f"{result['seed']}`; one seed: a hint):", "", "| model | " + " | ".join(columns) + " |",
                   "|---|" + "---|" * len(columns),
-                  *[f"| {label} | " + " | ".join(_fmt([_summary(result["scores"][name])[c]]) for c in columns) + " |"
+                  *[f"| {label} | " + " | ".join(cell([_summary(result["scores"][name])[c]]) for c in columns) + " |"
                     for name, label in labels.items() if name in result["scores"]], ""]
         classifier = [e for e in result["runs"]["classifier"]["history"] if "eval_dev_classifier_rank1_accuracy" in e]
         em = [e for e in result["runs"]["em"]["history"] if "eval_dev_classifier_rank1_accuracy" in e]
@@ -162,7 +148,7 @@ def _control_tables(controls: list[dict[str, Any]], seeds: list[dict[str, Any]])
                   f"control --seed {control['seed']}`; one seed: a hint): phase 1 continued from the same warm-up on "
                   "the same bitext for as many steps, at another learning rate.", "",
                   "| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns),
-                  *[f"| {label} | " + " | ".join(_fmt([_summary(scores)[c]]) for c in columns) + " |"
+                  *[f"| {label} | " + " | ".join(cell([_summary(scores)[c]]) for c in columns) + " |"
                     for label, scores in rows.items()], ""]
     return lines
 
@@ -191,12 +177,12 @@ def _render_ablations(ablations: list[dict[str, Any]], seeds: list[dict[str, Any
                     f"{result['seed']}`, from the warm-up of `{command} run --seed {result['seed']}`; one seed: "
                     "hints, not claims). Tatoeba and STS17 as in the section above.", "",
                     "| variant | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns),
-                    *[f"| {label} | " + " | ".join(_fmt([row[c]]) for c in columns) + " |"
+                    *[f"| {label} | " + " | ".join(cell([row[c]]) for c in columns) + " |"
                       for label, row in rows.items()], "",
                     "Long-tail Tatoeba per language:", "",
                     "| variant | " + " | ".join(LASER[code] for code in LONG_TAIL) + " |",
                     "|---|" + "---|" * len(LONG_TAIL),
-                    *[f"| {label} | " + " | ".join(_fmt([row[f'tatoeba {code}']]) for code in LONG_TAIL)
+                    *[f"| {label} | " + " | ".join(cell([row[f'tatoeba {code}']]) for code in LONG_TAIL)
                       + " |" for label, row in rows.items()], ""]
     section.append(ABLATION_END)
     replace_section(DOCS, ABLATION_START, ABLATION_END, "\n".join(section))
@@ -236,9 +222,9 @@ def render() -> None:
                     "translation; rank N: another pair's translation).", "",
                     "| classifier | learning rate | rank-1 accuracy | rank-N accuracy | mean |",
                     "|---|---|---|---|---|",
-                    *[f"| {kind} | {rate:g} | {_fmt([r['rank_1_accuracy'] for r in rows])} | "
-                      f"{_fmt([r['rank_n_accuracy'] for r in rows])} | "
-                      f"{_fmt([(r['rank_1_accuracy'] + r['rank_n_accuracy']) / 2 for r in rows])} |"
+                    *[f"| {kind} | {rate:g} | {cell([r['rank_1_accuracy'] for r in rows])} | "
+                      f"{cell([r['rank_n_accuracy'] for r in rows])} | "
+                      f"{cell([(r['rank_1_accuracy'] + r['rank_n_accuracy']) / 2 for r in rows])} |"
                       for (kind, rate), rows in cells.items()], ""]
     if seeds:
         first = seeds[0]
@@ -260,14 +246,14 @@ def render() -> None:
             "Calinski-Harabasz (higher: translations cluster), principal ratio (higher: more isotropic).",
             "",
             "| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns),
-            *[f"| {ROWS[name]} | " + " | ".join(_fmt([row[c] for row in rows], 2 if c in ("kl_divergence",
+            *[f"| {ROWS[name]} | " + " | ".join(cell([row[c] for row in rows], 2 if c in ("kl_divergence",
                                                                                           "principal_ratio") else 1)
                                                  for c in columns) + " |" for name, rows in summaries.items()],
             "",
             "Tatoeba per language (accuracy, mean of both directions):",
             "",
             "| model | " + " | ".join(LASER.values()) + " |", "|---|" + "---|" * len(LASER),
-            *[f"| {ROWS[name]} | " + " | ".join(_fmt([row[f'tatoeba {code}'] for row in rows]) for code in LASER)
+            *[f"| {ROWS[name]} | " + " | ".join(cell([row[f'tatoeba {code}'] for row in rows]) for code in LASER)
               + " |" for name, rows in summaries.items()],
             "",
             "Cost per phase (wall time of the run and its own peak resident memory; cells: "

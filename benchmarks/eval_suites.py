@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from result_files import cpu_description, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
@@ -33,19 +34,6 @@ REFERENCES = [
     ("tatoeba", "deu", {"minilm-en": 12.7, "me5-small": 97.1}),
     ("tatoeba", "amh", {"minilm-en": 1.5, "me5-small": 81.0}),
 ]
-
-
-def machine() -> str:
-    """CPU model and core count, for the record."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def run_suite(model: str, suite: str) -> None:
@@ -129,7 +117,7 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
         "`python benchmarks/eval_suites.py --suites full` (`make benchmarks` runs both); "
         f"this file was rendered by `{command}`. Raw results: `results/bench/<suite>/<model>/`.",
         "",
-        f"Machine: {machine()}. Wall times are per task inside one process (model loading excluded); the "
+        f"Machine: {cpu_description()}. Wall times are per task inside one process (model loading excluded); the "
         "embedding cache means a task that reuses sentences of an earlier task (language-bias after sts17) "
         "costs almost nothing.",
         "",
@@ -209,6 +197,9 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suites", default="default,full")
     parser.add_argument("--models", default="minilm-en,me5-small")
@@ -217,11 +208,8 @@ def main() -> None:
     parser.add_argument("--note", action="append", default=[], help="a measurement note for the document")
     args = parser.parse_args()
     if args.throughput and not args.render_only:
-        from polyembed.outputs import atomic_write
-
         rows = [measure_throughput(model) for model in args.models.split(",")]
-        with atomic_write(RESULTS / "throughput.json") as handle:
-            json.dump(rows, handle, indent=2)
+        write_json(RESULTS / "throughput.json", rows)
     if not args.render_only and args.suites:
         for suite in args.suites.split(","):
             for model in args.models.split(","):

@@ -27,6 +27,10 @@ from typing import Any
 
 from docs_sections import missing_tables, replace_section
 from result_files import load_json, write_json
+from tables import cell, mean
+
+from polyembed.eval.tasks.retrieval import TatoebaRetrieval
+from polyembed.languages import subsets_named
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -35,7 +39,9 @@ DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- modular:start -->", "<!-- modular:end -->"
 BASE = "me5-small"
 PIVOT = "en"
-LASER = {"de": "deu", "ru": "rus", "kk": "kaz", "uz": "uzb", "tr": "tur", "en": None}
+LASER = {code: next(iter(subsets_named(code, TatoebaRetrieval.metadata.languages)), None)
+         for code in ("de", "ru", "kk", "uz", "tr", "en")}
+"""LASER Tatoeba's own code for each language ('de' -> 'deu'); None for English, the other side of every pair."""
 STSB = ("de", "es", "fr", "it", "ja", "nl", "pl", "pt", "ru", "zh")
 KARDES = ("az", "kk", "ky", "ug", "uz")
 ROWS = {
@@ -117,7 +123,7 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
     from polyembed.methods.base.registry import train
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_pipeline, run_stage
@@ -203,7 +209,7 @@ def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
     """One language's encoder with a new tokenizer (FOCUS-initialised embeddings) through the same LA, SE and
     CLA stages and the same English pivot as the seed's pipeline (pruned vocabulary), then both evaluated."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
     from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_stage, vocabulary_text
     from polyembed.models.loading import load_model
     from polyembed.models.modular import save_modular_bundle
@@ -274,20 +280,6 @@ def _threads() -> int:
 # ------------------------------------------------------------------------------------------------- render
 
 
-def _fmt(values: list[float]) -> str:
-    """Mean over seeds, with each seed's value when there are several."""
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return "-"
-    mean = sum(values) / len(values)
-    return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
-
-
-def _mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else math.nan
-
-
 def _score_table(seeds: list[dict[str, Any]]) -> list[str]:
     languages = seeds[0]["languages"]
     columns = [(PIVOT, "mono")] + [(code, "mono") for code in languages] + [(code, "cross") for code in languages]
@@ -300,9 +292,9 @@ def _score_table(seeds: list[dict[str, Any]]) -> list[str]:
             continue
         cells = [label]
         for code, kind in columns:
-            cells.append(_fmt([seed["per_language"][name][code].get(kind, math.nan) for seed in seeds]))
+            cells.append(cell([seed["per_language"][name][code].get(kind, math.nan) for seed in seeds]))
         for kind in ("mono", "cross"):
-            cells.append(_fmt([_mean([seed["per_language"][name][code].get(kind, math.nan)
+            cells.append(cell([mean([seed["per_language"][name][code].get(kind, math.nan)
                                       for code in [PIVOT, *languages] if kind in seed["per_language"][name][code]])
                                for seed in seeds]))
         lines.append("| " + " | ".join(cells) + " |")
@@ -326,7 +318,7 @@ def _stage_change(stage: str, runs: list[dict[str, Any]]) -> str:
             pairs.append((factor * before, factor * after))
     if len(pairs) != len(runs):
         return "-"
-    return f"{form.format(_mean([b for b, _ in pairs]))} -> {form.format(_mean([a for _, a in pairs]))}"
+    return f"{form.format(mean([b for b, _ in pairs]))} -> {form.format(mean([a for _, a in pairs]))}"
 
 
 def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
@@ -338,16 +330,16 @@ def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
             runs = [seed["encoders"][code]["stages"][stage] for seed in seeds]
             resumed = "*" if any(r.get("resumed") for r in runs) else ""
             lines.append(f"| {code} | {encoder['parameters']:,} ({share:.0%}) | {stage} | {runs[0]['steps']} | "
-                         f"{_stage_change(stage, runs)} | {_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
-                         f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
+                         f"{_stage_change(stage, runs)} | {cell([r['wall_seconds'] for r in runs])}{resumed} | "
+                         f"{cell([r['peak_memory_mb'] for r in runs])} |")
     for name in ("single-m", "single-c", "single-mc"):
         if not all(name in seed["singles"] for seed in seeds):
             continue
         runs = [seed["singles"][name] for seed in seeds]
         resumed = "*" if any(r.get("resumed") for r in runs) else ""
         lines.append(f"| {ROWS[name]} | {seeds[0]['base_parameters']:,} (100%) | full tuning | {runs[0]['steps']} "
-                     f"| - | {_fmt([r['wall_seconds'] for r in runs])}{resumed} | "
-                     f"{_fmt([r['peak_memory_mb'] for r in runs])} |")
+                     f"| - | {cell([r['wall_seconds'] for r in runs])}{resumed} | "
+                     f"{cell([r['peak_memory_mb'] for r in runs])} |")
     return lines
 
 
@@ -377,13 +369,13 @@ def render() -> None:
     first = seeds[0]
     languages = first["languages"]
     if all("single-m" in s["per_language"] for s in seeds):
-        multi_m, single_m = ({code: _mean([s["per_language"][name][code]["mono"] for s in seeds])
+        multi_m, single_m = ({code: mean([s["per_language"][name][code]["mono"] for s in seeds])
                               for code in [PIVOT, *languages]} for name in ("multi-m", "single-m"))
         winners = ", ".join(f"{code} {'Multi_m' if multi_m[code] > single_m[code] else 'Single_m'} "
                             f"({multi_m[code] - single_m[code]:+.1f})" for code in [PIVOT, *languages])
     else:
         winners = "not measured yet (the Single baselines have not run for every seed)"
-    routing = {code: _fmt([s["routing_accuracy"].get(code, math.nan) for s in seeds])
+    routing = {code: cell([s["routing_accuracy"].get(code, math.nan) for s in seeds])
                for code in [PIVOT, *languages]}
     section = [
         START,
@@ -424,6 +416,9 @@ def render() -> None:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("run", help="one seed: train everything, evaluate, render")

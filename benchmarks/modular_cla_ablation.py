@@ -101,7 +101,7 @@ def _sts_scores(bundle: Any, language: str, max_pairs: int, split: str = "dev") 
     """The language's monolingual and en-X STS on the dev split (Spearman x100); `split="test"` scores the test
     split instead, keyed 'test_mono' / 'test_cross' (shown beside the dev columns, never chosen on)."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     task = "kardes-sts" if language in KARDES else "stsb-multi-mt"
     result = evaluate(bundle, [get_task(task, languages=["en", language], split=split, max_pairs=max_pairs)],
@@ -376,6 +376,9 @@ def render() -> None:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("run", help="train and score each CLA setting for each language, then render")

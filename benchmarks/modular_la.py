@@ -67,7 +67,7 @@ def _retrieval(model_dir: str, pivot: str, language: str, seed: int, dev_pairs: 
 def _test_scores(bundle: Any, language: str) -> dict[str, float]:
     """Test split: the language's mono and en-X STS (500 pairs) and LASER Tatoeba (500 rows), mode mono."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     scores = _sts_scores(bundle, language, 500, split="test")
     if LASER.get(language):
@@ -201,6 +201,9 @@ def render() -> None:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("run", help="each LA variant, then SE, measured on dev (and test), one seed")

@@ -36,8 +36,8 @@ def _main_scores(result: Any) -> dict[str, float]:
 def _one(model: Any, precision: str) -> dict[str, Any]:
     from polyembed.demo import FORGETTING_ROWS, evaluate_on_demo_tasks, headline_metrics
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
     from polyembed.eval.forgetting import forgetting_task_options
+    from polyembed.eval.registry import get_task
 
     started = time.perf_counter()
     result = evaluate_on_demo_tasks(model, precision, LANGUAGES, show_progress=False, precision=precision)
@@ -104,6 +104,9 @@ def render() -> str:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run")

@@ -14,9 +14,7 @@ Every number comes from a real run on this machine (2 CPU threads for encoding, 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from docs_sections import missing_tables, replace_section
+from result_files import load_json, machine, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -36,19 +34,11 @@ TABLES = ("export", "mining", "bucc", "stream", "serve")
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
-    from polyembed.outputs import atomic_write
-
-    with atomic_write(OUT / f"{name}.json") as handle:
-        handle.write(json.dumps(payload, indent=2))
+    write_json(OUT / f"{name}.json", payload)
 
 
 def _load(name: str) -> dict[str, Any] | None:
-    path = OUT / f"{name}.json"
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def _machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    return load_json(OUT / f"{name}.json")
 
 
 def _speed(encoder: Any, sentences: list[str], repeats: int = 2) -> float:
@@ -73,7 +63,7 @@ def export(models: list[str]) -> None:
     from polyembed.data.readers.sts import read_stsbenchmark
     from polyembed.data.registry import get_dataset
     from polyembed.data.root import data_root
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
     from polyembed.models.onnx_export import FP32_FILE, export_onnx
 
     torch.set_num_threads(2)
@@ -98,20 +88,20 @@ def export(models: list[str]) -> None:
             print(name, label, results[label], flush=True)
         size = {f.name: f.stat().st_size for f in folder.glob("*.onnx")}
         rows[name] = {"export_seconds": round(export_seconds, 1), "onnx_bytes": size, "variants": results}
-        _save("export", {"rows": rows, "sentences": len(sentences), "machine": _machine()})
+        _save("export", {"rows": rows, "sentences": len(sentences), "machine": machine()})
 
 
 def bucc(models: list[str]) -> None:
     """The bucc-like-mining task (gold pairs 5 % of each pool, threshold fitted on the train split) per model."""
     from polyembed import evaluate, load_model
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     rows = {}
     for name in models:
         result = evaluate(load_model(name), [get_task("bucc-like-mining")], show_progress=False)
         rows[name] = {f"{s.subset}/{s.metric}": s.value for s in result.scores}
         print(name, rows[name], flush=True)
-    _save("bucc", {"rows": rows, "machine": _machine()})
+    _save("bucc", {"rows": rows, "machine": machine()})
 
 
 def _worker(code: str, *args: str) -> subprocess.Popen:
@@ -176,7 +166,7 @@ def mining(sizes: list[int], dimension: int = 384, seed: int = 0) -> None:
                              "same_as_exact": round(len(found & exact_pairs) / len(exact_pairs), 4),
                              "f1": round(f1, 4), "f1_of_exact": round(f1 / exact_f1, 4)})
                 print(rows[-1], flush=True)
-    _save("mining", {"rows": rows, "dimension": dimension, "noise": 0.6, "machine": _machine()})
+    _save("mining", {"rows": rows, "dimension": dimension, "noise": 0.6, "machine": machine()})
 
 
 STREAM_WORKER = """
@@ -280,7 +270,7 @@ def stream(model: str, sizes: list[int]) -> None:
         resume = {"lines": first, "shards_when_killed": shards_before, "files": len(names), "identical": identical}
         print("kill and resume", resume, flush=True)
     _save("stream", {"model": model, "shard_size": 2000, "rows": rows, "plain_sentence_transformers": plain,
-                     "resume": resume, "machine": _machine()})
+                     "resume": resume, "machine": machine()})
 
 
 BAD_REQUESTS = [
@@ -358,128 +348,13 @@ def serve(model: str, clients: int, requests_per_client: int, port: int = 8765) 
         "bad_request_statuses": bad, "served_after_bad_requests": still_serving,
     }
     print(result, flush=True)
-    _save("serve", {**result, "machine": _machine()})
-
-
-def _model_label(name: str) -> str:
-    """A saved student's folder as readers know it: the demo recipe's distilled student."""
-    return "distilled demo student (seed 0)" if name.startswith("results/bench/distill/recipe-minilm-old") else name
-
-
-def _tatoeba_mean(scores: dict[str, float]) -> float:
-    return float(np.mean([v for k, v in scores.items() if k.startswith("tatoeba/") and not k.endswith("avg")]))
-
-
-def render() -> str:
-    lines = [START, "## Scale: export, mining, streaming (issue 17)", ""]
-    exported = _load("export")
-    if exported:
-        columns = [("STS-B test", "stsb/en"), ("STS17 en-en", "sts17/en-en"),
-                   ("stsb-multi-mt en-de", "stsb-multi-mt/en-de")]
-        header = " | ".join(f"{title} | kept" for title, _ in columns)
-        lines += [
-            f"`python benchmarks/scale.py export`: encoding speed on {exported['sentences']} STS-B test sentences "
-            "(batch 64, 2 threads, best of 2); Spearman x100 and Tatoeba accuracy (mean of both directions, "
-            f"{', '.join(TATOEBA_LANGUAGES)}); 'kept': share of the torch fp32 score.",
-            "",
-            f"| model | variant | sentences/s | speed-up | {header} | Tatoeba mean | kept |",
-            "|---|---|---|---|" + "---|---|" * (len(columns) + 1),
-        ]
-        for name, row in exported["rows"].items():
-            base = row["variants"]["torch fp32"]
-
-            for label, result in row["variants"].items():
-                cells = []
-                for _, key in columns:
-                    value, reference = result["scores"].get(key), base["scores"].get(key)
-                    cells += ["-", "-"] if value is None else [f"{value:.2f}", f"{100 * value / reference:.1f}%"]
-                tatoeba, base_tatoeba = _tatoeba_mean(result["scores"]), _tatoeba_mean(base["scores"])
-                cells += [f"{tatoeba:.2f}", f"{100 * tatoeba / base_tatoeba:.1f}%"]
-                lines.append(
-                    f"| {name} | {label} | {result['sentences_per_second']} | "
-                    f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
-                )
-        lines += ["", "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so the share "
-                  "kept there says little.", ""]
-    mined = _load("mining")
-    if mined:
-        lines += [
-            f"`python benchmarks/scale.py mining`: margin mining end to end (both kNN directions, ratio margin, "
-            f"k=4, max) of n x n synthetic {mined['dimension']}-d vectors, target perm[i] = source i + Gaussian "
-            "noise (sd 0.6); each index in a fresh process. 'vectors MB': RSS with both pools made, before "
-            "mining; 'same as exact': share of the exact index's pairs found; F1 against the planted pairs.",
-            "",
-            "| n | index | seconds | vectors MB | peak RSS MB | same as exact | F1 | F1 / exact F1 |",
-            "|---|---|---|---|---|---|---|---|",
-            *[f"| {r['size']:,} | {r['index']} | {r['seconds']} | {r['vectors_rss_mb']} | {r['peak_rss_mb']} | "
-              f"{r['same_as_exact']:.4f} | {r['f1']:.4f} | {r['f1_of_exact']:.4f} |" for r in mined["rows"]],
-            "",
-        ]
-    mined_bucc = _load("bucc")
-    if mined_bucc:
-        subsets = sorted({key.split("/")[0] for row in mined_bucc["rows"].values() for key in row})
-        lines += [
-            "`python benchmarks/scale.py bucc`: the `bucc-like-mining` task (gold pairs are 5 % of each pool, "
-            "the margin threshold fitted on the train split, F1 x100 on test).",
-            "",
-            f"| model | {' | '.join(subsets)} |",
-            "|---|" + "---|" * len(subsets),
-            *[f"| {_model_label(name)} | " + " | ".join(f"{row.get(f'{subset}/f1', float('nan')):.2f}"
-                                                      for subset in subsets) + " |"
-              for name, row in mined_bucc["rows"].items()],
-            "",
-        ]
-    streamed = _load("stream")
-    if streamed:
-        lines += [
-            f"`python benchmarks/scale.py stream`: `encode --shard-size {streamed['shard_size']}` with "
-            f"{streamed['model']}, a fresh process per corpus size.",
-            "",
-            "| lines | seconds | sentences/s | peak RSS MB |",
-            "|---|---|---|---|",
-            *[f"| {r['lines']:,} | {r['seconds']} | {r.get('sentences_per_second', '-')} | {r['peak_rss_mb']} |"
-              for r in streamed["rows"]],
-            "",
-        ]
-        if "resume" in streamed:
-            plain, resume = streamed["plain_sentence_transformers"], streamed["resume"]
-            lines += [
-                f"The same {plain['lines']:,} lines, after loading and a warm-up batch, each in a fresh process "
-                f"(best of {plain.get('repeats', 1)}): plain sentence-transformers "
-                f"`encode` (batch 64, normalised) {plain['sentences_per_second']} sentences/s, `polyembed encode` "
-                f"with the default shard size {plain.get('polyembed_sentences_per_second', '-')} sentences/s. "
-                "Peak RSS with shards of 2,000 lines; the larger corpus repeats the smaller one. Killed (SIGKILL) with "
-                f"{resume['shards_when_killed']} shard files on disk, then run again: "
-                f"{resume['files']} files, {'byte-identical' if resume['identical'] else 'NOT identical'} to the "
-                "uninterrupted run's.",
-                "",
-            ]
-    served = _load("serve")
-    if served:
-        lines += [
-            f"`python benchmarks/scale.py serve`: `polyembed serve -m {served['model']}` on 127.0.0.1, "
-            f"{served['clients']} concurrent clients, one sentence per request, then {len(BAD_REQUESTS)} malformed "
-            "requests and one more good one.",
-            "",
-            "| requests | errors | seconds | requests/s | p50 ms | p99 ms | malformed: statuses | served after |",
-            "|---|---|---|---|---|---|---|---|",
-            f"| {served['requests']} | {served['errors']} | {served['seconds']} | {served['requests_per_second']} | "
-            f"{served['p50_ms']} | {served['p99_ms']} | {', '.join(map(str, served['bad_request_statuses']))} | "
-            f"{served['served_after_bad_requests']} |",
-            "",
-        ]
-    lines.append(END)
-    section = "\n".join(lines)
-    present = {name for name in TABLES if _load(name) is not None}
-    missing = missing_tables(DOCS, START, END, {name: f"benchmarks/scale.py {name}" for name in TABLES}, present)
-    if missing:  # results/ is not in git: keep the tables measured elsewhere
-        print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}")
-        return section
-    replace_section(DOCS, START, END, section)
-    return section
+    _save("serve", {**result, "machine": machine()})
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("export")
@@ -513,6 +388,8 @@ def main() -> None:
         throughput(args.model, args.size)
     elif args.command == "serve":
         serve(args.model, args.clients, args.requests)
+    from scale_report import render
+
     print(render())
 
 

@@ -19,21 +19,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from result_files import machine, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from polyembed.eval.tasks.retrieval import TatoebaRetrieval  # noqa: E402 - after the path above
+
 OUT = REPO / "results" / "bench" / "vocabulary"
 BASE_MODEL = "me5-small"
-TATOEBA_CODE = {"de": "deu", "ru": "rus", "tr": "tur", "ar": "ara", "ug": "uig", "tt": "tat"}
+TATOEBA_CODE = {code: TatoebaRetrieval.subset(code) for code in ("de", "ru", "tr", "ar", "ug", "tt")}
 """Languages with text in the default training bitext and a LASER Tatoeba test set, largest corpus first
 (distinct texts, MUSE dictionary words included: de 123.9k, ru 63.6k, tr 71.0k, ar 36.8k, ug 2.6k, tt 1.1k)."""
 SPACES = ("ppmi-svd", "fasttext")
@@ -128,10 +130,9 @@ def auxiliary(languages: list[str], vocab_size: int, seeds: list[int], unseen: s
         "unseen": unseen,
         "seeds": seeds,
         "rows": rows,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": machine(),
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"auxiliary-{unseen}.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_json(OUT / f"auxiliary-{unseen}.json", payload)
     return payload
 
 
@@ -184,6 +185,9 @@ def render(payload: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("auxiliary", help="PPMI-SVD against fastText, per-language tokenizers")

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from docs_sections import missing_tables, replace_section
+from result_files import write_json
 
+from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 from polyembed.outputs import atomic_write
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -39,7 +41,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }
-LOW = {"kk": "kaz", "ug": "uig", "tt": "tat", "tk": "tuk", "uz": "uzb", "az": "aze", "sw": "swh"}
+LOW = {code: TatoebaRetrieval.subset(code) for code in ("kk", "ug", "tt", "tk", "uz", "az", "sw")}
 HIGH = ["deu", "fra", "rus", "cmn", "jpn", "tur"]
 
 
@@ -127,7 +129,7 @@ def figure(seed: int, names: list[str], points: int) -> None:
 
 def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> None:
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import as_sentence_transformer, load_model
 
@@ -169,9 +171,7 @@ def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> N
 
 
 def _save(payload: dict[str, Any]) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    with atomic_write(OUT / "ablation.json") as handle:
-        handle.write(json.dumps(payload, indent=2) + "\n")
+    write_json(OUT / "ablation.json", payload)
 
 
 def _load() -> dict[str, Any] | None:
@@ -242,6 +242,9 @@ def render() -> None:
 
 
 def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()  # the library's progress notes in the benchmark's log
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("run")

@@ -46,6 +46,16 @@ class HashingEncoder:
         return out
 
 
+
+@pytest.fixture
+def offline_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run that must not touch the Hub or the user's cache: HF_HUB_OFFLINE=1 and a cache of the test's own
+    (`pytestmark = pytest.mark.usefixtures("offline_cache")` in a module that trains)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("POLYEMBED_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return cache
+
 @pytest.fixture
 def hashing_encoder() -> HashingEncoder:
     return HashingEncoder()

@@ -155,3 +155,11 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
     full_run, killed_run = (json.loads((folder / name / "training.json").read_text()) for name in ("full", "killed"))
     assert killed_run["resumed_from"] and full_run["resumed_from"] is None
     return full_run, killed_run
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    """A UTF-8 text file of `lines` (each ended by a newline), its folders made: the fixture files of reader and
+    task tests."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path

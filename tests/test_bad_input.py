@@ -256,7 +256,7 @@ CASES: list[tuple[str, list[str], str]] = [
                                    "--source-embeddings", "{tmp}/good.npy", "--target-embeddings", "{tmp}/zeros.npy"],
      "zeros.npy: row 1 has all zeros"),
     ("mine-threshold-nan", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--threshold", "nan"],
-     "--threshold nan: expected a finite number"),
+     "--threshold: nan is out of range: expected a finite number"),
     ("mine-embeddings-zero-byte-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
                                        "--source-embeddings", "{tmp}/empty.npy", "--target-embeddings",
                                        "{tmp}/good.npy"], "empty.npy: not a .npy embedding matrix"),

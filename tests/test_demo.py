@@ -15,7 +15,8 @@ from polyembed.demo import (
     tatoeba_interval,
     teacher_tasks,
 )
-from polyembed.eval.base import Score, get_task
+from polyembed.eval.base import Score
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import EvaluationResult, TaskRun
 
 

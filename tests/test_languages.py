@@ -40,3 +40,18 @@ def test_made_up_codes_are_refused_with_the_option(code: str) -> None:
 def test_every_dataset_language_is_known() -> None:
     codes = {(name, part) for name, info in DATASETS.items() for code in info.languages for part in code.split("-")}
     assert not {(name, code) for name, code in codes if not is_known_language(code)}  # 'en-de' is a pair of codes
+
+
+def test_a_subset_is_named_in_any_spelling_of_its_languages() -> None:
+    from polyembed.languages import match_subset, subsets_named
+
+    tatoeba = ["deu", "cmn", "yue", "swh", "ara"]
+    assert [match_subset(code, tatoeba) for code in ("de", "deu", "ger", "zh", "zh-Hant", "sw", "ar")] == [
+        "deu", "deu", "deu", "cmn", "cmn", "swh", "ara"]
+    sts = ["ar-ar", "ar-en", "en-en", "es-en"]
+    assert match_subset("ara-eng", sts) == "ar-en" and match_subset("es-en", sts) == "es-en"
+    assert subsets_named("fr", tatoeba) == [] and subsets_named("en-ar", sts) == []
+    with pytest.raises(UnknownLanguageError, match="tatoeba has no language/subset fr; it has: deu, cmn"):
+        match_subset("fr", tatoeba, "tatoeba")
+    with pytest.raises(UnknownLanguageError, match="'de' names several subsets \\(deu, deu_Latn\\)"):
+        match_subset("de", ["deu", "deu_Latn"])

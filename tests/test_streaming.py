@@ -109,13 +109,20 @@ def test_bad_lines_name_the_file_and_line(tmp_path, text, options, message) -> N
         encode_to_shards(HashingEncoder(), path, tmp_path / "out", StreamOptions(**options), show_progress=False)
 
 
-def test_bad_options_are_refused() -> None:
-    with pytest.raises(PolyembedError, match="--shard-size"):
+def test_bad_options_are_refused_in_the_callers_terms() -> None:
+    """Python callers read argument names; the same options from flags read the flags."""
+    from polyembed.config import build_config
+
+    with pytest.raises(PolyembedError, match="^shard_size: 0 is out of range: expected a value >= 1"):
         StreamOptions(shard_size=0)
-    with pytest.raises(PolyembedError, match="go together"):
+    with pytest.raises(PolyembedError, match="^language_column: language_column and text_column go together"):
         StreamOptions(language_column=1)
-    with pytest.raises(PolyembedError, match="--dtype"):
+    with pytest.raises(PolyembedError, match="^dtype: expected one of float16, float32, got 'int8'"):
         StreamOptions(dtype="int8")  # type: ignore[arg-type]
+    with pytest.raises(PolyembedError, match="^--shard-size: 0 is out of range"):
+        build_config(StreamOptions, None, {"shard_size": 0})
+    with pytest.raises(PolyembedError, match="^--text-column: the columns must differ \\(--language-column is 2"):
+        build_config(StreamOptions, None, {"language_column": 2, "text_column": 2})
 
 
 def test_two_worker_processes_write_the_same_shards(tmp_path, corpus) -> None:

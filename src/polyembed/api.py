@@ -11,9 +11,9 @@ import numpy as np
 
 from polyembed.eval.api import evaluate
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, as_encoder
+from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.langid import identify_languages
-from polyembed.models.loading import load_model
+from polyembed.models.loading import as_encoder, load_model
 
 if TYPE_CHECKING:
     from polyembed.methods.base import TrainConfig, TrainResult

@@ -11,6 +11,7 @@ import typer
 from polyembed.cli_app import _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
 from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
+from polyembed.messages import show_messages
 
 
 def _print_version(value: bool) -> None:
@@ -29,6 +30,7 @@ def main(
     ] = False,
 ) -> None:
     """polyembed: build multilingual sentence encoders and prove they work."""
+    show_messages()
 
 
 DataRootOption = Annotated[
@@ -115,7 +117,7 @@ def doctor_command() -> None:
 @clean_errors
 def tasks_command() -> None:
     """List the registered evaluation tasks."""
-    from polyembed.eval.base import list_tasks
+    from polyembed.eval.registry import list_tasks
 
     for meta in list_tasks():
         typer.echo(
@@ -164,10 +166,13 @@ def encode_command(
     from polyembed.outputs import atomic_write, check_output_file
 
     if shard_size is not None:
+        from polyembed.config import build_config
         from polyembed.streaming import StreamOptions, encode_to_shards
 
-        options = StreamOptions(shard_size, dtype, language, language_column, text_column, batch_size, normalize,
-                                workers, backend, ray_address)  # type: ignore[arg-type]
+        options, _ = build_config(StreamOptions, None, {
+            "shard_size": shard_size, "dtype": dtype, "language": language, "language_column": language_column,
+            "text_column": text_column, "batch_size": batch_size, "normalize": normalize, "workers": workers,
+            "backend": backend, "ray_address": ray_address})
         result = encode_to_shards(model, str(input), output, options)
         typer.echo(f"{result.lines} lines in {len(result.shards)} shards ({result.encoded_shards} encoded, "
                    f"{result.skipped_shards} already there) -> {result.output_dir}")

@@ -65,14 +65,15 @@ def mine_command(
     ] = None,
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
-    from polyembed.mining.bitext import mine_files
+    from polyembed.config import build_config
+    from polyembed.mining.bitext import MineOptions, mine_files
 
-    result = mine_files(
-        model, source, target, output, source_language=source_language, target_language=target_language,
-        source_embeddings=source_embeddings, target_embeddings=target_embeddings, k=k, margin=margin, mode=mode,
-        threshold=threshold, index=index, batch_size=batch_size, cache=cache, workers=workers, backend=backend,
-        ray_address=ray_address,
-    )
+    options, _ = build_config(MineOptions, None, {
+        "source_language": source_language, "target_language": target_language, "k": k, "margin": margin,
+        "mode": mode, "threshold": threshold, "index": index, "batch_size": batch_size, "cache": cache,
+        "workers": workers, "backend": backend, "ray_address": ray_address})
+    result = mine_files(model, source, target, output, source_embeddings=source_embeddings,
+                        target_embeddings=target_embeddings, options=options)
     typer.echo(
         f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "
         f"sentences, {result.index} index)"
@@ -98,9 +99,11 @@ def serve_command(
     import uvicorn
 
     from polyembed.api import load_model
+    from polyembed.config import build_config
     from polyembed.serve import ServerLimits, create_app
 
-    limits = ServerLimits(max_inputs, max_input_chars, max_batch_size, max_wait_ms)
+    limits, _ = build_config(ServerLimits, None, {"max_inputs": max_inputs, "max_input_chars": max_input_chars,
+                                                  "max_batch_size": max_batch_size, "max_wait_ms": max_wait_ms})
     uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
 
 

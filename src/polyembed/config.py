@@ -10,6 +10,7 @@ point at the exact line too.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import math
@@ -76,6 +77,10 @@ class ConfigOrigin:
         line = lines[index] if index is not None and index < len(lines) else self.key_lines.get(key)
         return f"{self.path}:{line}" if line else str(self.path)
 
+    def term(self, key: str) -> str:
+        """An option as the caller wrote it: '--language-column' for a flag, 'language_column' otherwise."""
+        return f"--{key.replace('_', '-')}" if key in self.from_cli else key
+
     def error(self, key: str, message: str, index: int | None = None) -> PolyembedError:
         """A DataError at the key's (or item's) file and line; a plain error for CLI flags."""
         if key in self.from_cli:
@@ -85,6 +90,23 @@ class ConfigOrigin:
         lines = self.item_lines.get(key, [])
         line = lines[index] if index is not None and index < len(lines) else self.key_lines.get(key)
         return DataError(self.path, line, f"{key}: {message}")
+
+
+_BUILDING: contextvars.ContextVar[ConfigOrigin | None] = contextvars.ContextVar("polyembed_origin", default=None)
+"""The origin `build_config` is building an options object from, so its construction-time check names flags."""
+
+
+class Options:
+    """Base of the options objects other than method configs (streaming, serving): dataclass fields made with
+    `option(...)`, checked when the object is built by the rules a method config follows, plus `check` for
+    rules across fields. Why one style: an error names the option as the caller wrote it, the flag on the
+    command line (`build_config` with CLI overrides), the argument name in Python."""
+
+    def __post_init__(self) -> None:
+        validate_config(self, _BUILDING.get())
+
+    def check(self, origin: ConfigOrigin) -> None:
+        """Rules across fields; raise `origin.error(key, message)`, naming other options with `origin.term`."""
 
 
 def _yaml_error(path: Path, text: str, err: Exception) -> DataError:
@@ -184,7 +206,11 @@ def build_config(
             origin.from_cli.add(key)
     for key, value in values.items():
         values[key] = _float_from_text(value, hints[key])
-    config = cls(**values)
+    token = _BUILDING.set(origin)
+    try:
+        config = cls(**values)
+    finally:
+        _BUILDING.reset(token)
     validate_config(config, origin)
     return config, origin
 
@@ -227,6 +253,8 @@ def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
                 expected = f"a value {describe_range(bounds)}" if bounds else "a finite number"
                 raise origin.error(key, f"{reprlib.repr(value)} is out of range: expected {expected}") from None
             raise origin.error(key, f"expected {describe_type(hints[key])}, got {reprlib.repr(value)}") from None
+    if isinstance(config, Options):
+        config.check(origin)
 
 
 def describe_type(annotation: Any) -> str:

@@ -1,6 +1,6 @@
 """The main job: distil the offline English teacher into a multilingual student and show that it worked.
 
-`run_demo` trains with the packaged `presets/distill-demo.yaml` (10 languages, ~10 minutes on 2 CPU
+`run_demo` trains with the packaged `presets/distill-demo.yaml` (10 languages, a short run on 2 CPU
 cores), then evaluates the teacher, the untrained student and the distilled student on the same tasks
 (STS2017 mono + cross, stsb-multi-mt en-X, Kardes STS, Tatoeba for the trained languages, language bias),
 plus a forgetting report (Tatoeba in all 112 languages, untrained against distilled student, see
@@ -11,6 +11,7 @@ The same headline numbers (`headline_metrics`) feed benchmarks/distill.py.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from importlib import resources
@@ -21,51 +22,47 @@ from polyembed.config import build_config
 from polyembed.eval.forgetting import ForgettingReport, forgetting_report, forgetting_task_options
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
+from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 from polyembed.eval.tasks.sts import STS17_CROSS  # track 4b (es-en-wmt) is reported but kept out of means
-from polyembed.languages import normalize_language
+from polyembed.languages import normalize_language, subsets_named
 from polyembed.methods.base.bitext import STSB_MULTI_MT_LANGUAGES
 from polyembed.outputs import atomic_write, check_output_dir, publishing
 
+logger = logging.getLogger(__name__)
+
 KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")
-LASER_CODES = {
-    "de": "deu", "fr": "fra", "es": "spa", "ru": "rus", "zh": "cmn", "ar": "ara", "tr": "tur", "kk": "kaz",
-    "sw": "swh", "it": "ita", "nl": "nld", "pl": "pol", "pt": "por", "hi": "hin", "ja": "jpn", "ko": "kor",
-    "cs": "ces", "uz": "uzb", "ug": "uig", "tt": "tat", "az": "aze", "am": "amh", "xh": "xho", "yo": "yor",
-}  # fmt: skip
 STS17_ENGLISH = "en-en"
 STS17_MONO_OTHER = ("ar-ar", "es-es")
 RECIPE_CHOICES: dict[str, tuple[Any, str]] = {
     "teacher": (
         "minilm-en",
-        "at this recipe mpnet-en, the stronger English teacher (English STS 88.3 against 85.9), gave the same "
-        "cross-lingual STS (70.76 against 70.82, two seeds) and 0.4 more own-language STS, while the languages the "
-        "run never saw gained less on Tatoeba (+0.2 against +0.5); minilm-en is a fifth of its size, which keeps "
-        "the demo within 10 minutes",
+        "the stronger English teacher mpnet-en gave the same cross-lingual STS at this recipe and helped the "
+        "languages the run never saw less on Tatoeba; minilm-en is a fifth of its size, which keeps the demo short",
     ),
     "projection_fit": (
         "orthogonal",
-        "a scaled rotation into the teacher's 384 dimensions keeps the student's own cosine similarities at step "
-        "0: never-seen languages' Tatoeba -0.02 against -0.87 for the least-squares map, same cross-lingual STS",
+        "a scaled rotation into the teacher's dimensions keeps the student's own cosine similarities at step 0: "
+        "the languages the run never saw forget far less Tatoeba than with the least-squares map, at the same "
+        "cross-lingual STS",
     ),
     "learning_rate": (
         3.0e-5,
-        "chosen on dev splits (two seeds): against 1e-4 it gains more cross-lingual STS (+2.2 against +1.2 over "
-        "the untrained student) and loses about half as much monolingual STS; 1e-5 keeps monolingual STS best but "
-        "loses cross-lingual retrieval in languages the run never saw (Tatoeba, 36 languages down by more than a "
-        "point against 12-14). No rate tried keeps every language within a point of the untrained student",
+        "chosen on dev splits over two seeds: more cross-lingual STS than 1e-4 and about half its monolingual "
+        "loss; 1e-5 keeps monolingual STS best but loses cross-lingual retrieval in more of the languages the "
+        "run never saw. No rate tried keeps every language within a point of the untrained student",
     ),
 }
-"""The demo recipe's choices and why (docs/benchmarks.md, distillation recipes; two seeds each): the report
-repeats the reason when a run keeps the demo's value, and says so when it does not."""
+"""The demo recipe's choices and why (the numbers: docs/benchmarks.md, "Notes on the recipes against
+forgetting"): the report repeats the reason when a run keeps the demo's value, and says so when it does not."""
 TATOEBA_ROWS = 250
 """Tatoeba rows per trained language in the demo's tables (benchmarks/distill.py scores 500). The headline mean
 carries a 95% interval (`tatoeba_interval`). Each row's translation is retrieved among the language's rows, so
 fewer rows make the task easier: the mean is comparable only with Tatoeba at the same row count."""
 FORGETTING_ROWS = 50
-"""Tatoeba rows per language in the demo's forgetting report, all 112 languages. At 100 rows a fresh clone with
-an empty embedding store took 11 min 32 s for `make demo` (2026-11-24), over the 10-minute goal, the two
-models' forgetting rows about 5 of those minutes; 50 rows halve that. One sentence is then a point of the
-two-direction mean, so single languages are noisy: benchmarks/distill.py `forgetting` scores every row."""
+"""Tatoeba rows per language in the demo's forgetting report, all 112 languages. At 100 rows the two models'
+forgetting rows took about half of `make demo` on a fresh clone (docs/benchmarks.md, "A fresh machine"); 50 rows
+halve that. One sentence is then a point of the two-direction mean, so single languages are noisy:
+benchmarks/distill.py `forgetting` scores every row."""
 
 
 def demo_config_path() -> Path:
@@ -78,7 +75,8 @@ def demo_tasks(languages: list[str], max_pairs: int | None = 500, max_rows: int 
     codes = [normalize_language(code) or code for code in languages]
     stsb = ["en", *[c for c in codes if c in STSB_MULTI_MT_LANGUAGES]]
     kardes = [c for c in codes if c in KARDES_LANGUAGES]
-    tatoeba = [LASER_CODES[c] for c in codes if c in LASER_CODES]
+    tatoeba = [TatoebaRetrieval.subset(c) for c in codes  # LASER Tatoeba's own codes ('de' -> 'deu')
+               if len(subsets_named(c, TatoebaRetrieval.metadata.languages)) == 1]
     tasks: list[tuple[str, dict]] = [("sts17", {}), ("stsb-multi-mt", {"languages": stsb, "max_pairs": max_pairs})]
     if kardes:
         tasks.append(("kardes-sts", {"languages": ["en", *kardes], "max_pairs": max_pairs}))
@@ -109,7 +107,7 @@ def evaluate_on_demo_tasks(
     """One evaluation run of `model` on `demo_tasks(languages)` (or `tasks`), reported under `label`; `cache`
     keeps the embeddings in the persistent store (for the models a demo run does not change)."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     chosen = tasks if tasks is not None else demo_tasks(languages)
     task_list = [get_task(name, **kwargs) for name, kwargs in chosen]
@@ -133,7 +131,7 @@ def evaluate_forgetting(
     (`anchored_languages`: the run's anchor languages, reported as a group of their own). The untrained
     student's embeddings come from the persistent store after the first run."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     scores = []
     for model, cache in ((untrained, True), (distilled, False)):
@@ -234,8 +232,8 @@ INTERVALS = {"language_bias_gap": "language_bias", "tatoeba_accuracy": "tatoeba"
 
 def format_headline(key: str, head: dict[str, float]) -> str:
     """One headline number as reported: the ratio as a percentage; the bias gap with its 95% interval when
-    it was bootstrapped (for the distilled demo students the interval spans about 1.7 points, so gaps a few
-    tenths apart cannot be told apart on STS2017's 1,500 pairs) and Tatoeba with its interval."""
+    it was bootstrapped (on STS2017's 1,500 pairs the interval is wide enough that gaps a few tenths apart
+    cannot be told apart) and Tatoeba with its interval."""
     value = head[key]
     if isinstance(value, float) and math.isnan(value):
         return "-"  # not measured (the teacher is scored on English STS only)
@@ -309,7 +307,7 @@ def run_demo(
     autocast where the CPU has native bf16, which is what keeps the demo within its time on 2 cores; the
     headline numbers then differ slightly from float32's (docs/benchmarks.md, "Inference precision");
     'fp32' for exact float32."""
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.methods.distill.train import prepare_data, train_distill
     from polyembed.models.encoder import resolve_precision
@@ -332,7 +330,7 @@ def run_demo(
         model: Any, label: str, cache: bool, chosen: list[tuple[str, dict]] | None = None
     ) -> EvaluationResult:
         if show_progress:
-            print(f"== evaluating {label}")
+            logger.info(f"== evaluating {label}")
         return evaluate_on_demo_tasks(
             model, label, settings.languages, settings.data_root, show_progress, cache=cache, tasks=chosen,
             precision=precision,
@@ -346,12 +344,12 @@ def run_demo(
     untrained = load_model(student_name)
     results["untrained student"] = evaluation(untrained, f"{student_name} (untrained)", True, tasks)
     if show_progress:
-        print(f"== distilling {settings.teacher} into {student_name}")
+        logger.info(f"== distilling {settings.teacher} into {student_name}")
     training = train_distill(settings, origin=origin, resume=False, overwrite=True, show_progress=show_progress)
     distilled = load_model(training.model_dir)
     results["distilled student"] = evaluation(distilled, "distilled student", False, tasks)
     if show_progress:
-        print(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
+        logger.info(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
     forgetting = evaluate_forgetting(
         untrained,
         distilled,

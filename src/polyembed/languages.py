@@ -11,6 +11,7 @@ encoder goes through `normalize_language` first.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import langcodes
 
@@ -72,3 +73,34 @@ def require_known_language(code: str, option: str = "language") -> str:
     if not normalized or not is_known_language(code) or not is_known_language(normalized):
         raise UnknownLanguageError(f"{option}: unknown language code '{code}' (use an ISO 639-1 or 639-3 code)")
     return normalized
+
+
+def _subset_key(subset: str) -> tuple[str | None, ...]:
+    """A subset's language(s) in the one spelling: ('de',) for 'deu' or 'deu_Latn', ('ar', 'en') for the pair
+    'ar-en' or 'ara-eng' (both sides lower-case language codes, so 'zh-Hant' stays one language)."""
+    left, _, right = subset.partition("-")
+    if right and right.islower() and 2 <= len(right) <= 3 and is_known_language(left) and is_known_language(right):
+        return normalize_language(left), normalize_language(right)
+    return (normalize_language(subset),)
+
+
+def subsets_named(code: str, subsets: Sequence[str]) -> list[str]:
+    """The subsets of a dataset that `code` names, in any spelling of its language(s): `code` itself when listed,
+    else every subset of the same language ('de' -> ['deu'] in Tatoeba, 'zh' -> ['cmn'], 'deu-eng' -> ['de-en']).
+    Why here: datasets spell codes their own way, and no caller should keep a map to them."""
+    if code in subsets:
+        return [code]
+    key = _subset_key(code.strip())
+    return [subset for subset in subsets if _subset_key(subset) == key]
+
+
+def match_subset(code: str, subsets: Sequence[str], task: str = "task") -> str:
+    """The one subset `code` names (`subsets_named`), or an error that lists the task's subsets."""
+    from polyembed.errors import UnknownLanguageError
+
+    matches = subsets_named(code, subsets)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise UnknownLanguageError(f"{task}: '{code}' names several subsets ({', '.join(matches)}): give one of them")
+    raise UnknownLanguageError(f"{task} has no language/subset {code}; it has: {', '.join(subsets)}")

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
+from polyembed.config import ConfigOrigin, Options, option
 from polyembed.errors import DataError, PolyembedError
 from polyembed.integrity import (
     ALGORITHM,
@@ -45,7 +46,8 @@ from polyembed.integrity import (
     read_record,
     source_identity,
 )
-from polyembed.models.encoder import SentenceEncoder, as_encoder
+from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.loading import as_encoder
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 
 logger = logging.getLogger(__name__)
@@ -58,39 +60,29 @@ SHARD_FILE = re.compile(r"shard-(\d{5,})(\.npy|\.offsets\.npy|\.languages\.txt|\
 
 
 @dataclass(frozen=True)
-class StreamOptions:
+class StreamOptions(Options):
     """How one corpus is cut, read and written."""
 
-    shard_size: int = 100_000
-    dtype: Literal["float16", "float32"] = "float16"
-    language: str | None = None
-    language_column: int | None = None
-    text_column: int | None = None
-    batch_size: int = 64
-    normalize: bool = True
-    workers: int = 1
-    backend: Literal["processes", "ray"] = "processes"
-    ray_address: str | None = None
+    shard_size: int = option(100_000, "Lines per shard.", minimum=1)
+    dtype: Literal["float16", "float32"] = option("float16", "Stored precision of the vectors.")
+    language: str | None = option(None, "The language of every line (ISO 639); a routed model needs it or langid.")
+    language_column: int | None = option(None, "A TSV's column with each line's language (from 1).", minimum=1)
+    text_column: int | None = option(None, "A TSV's column with the text (from 1).", minimum=1)
+    batch_size: int = option(64, "Sentences encoded together.", minimum=1)
+    normalize: bool = option(True, "L2-normalise the vectors.")
+    workers: int = option(1, "Encoding processes (each with its share of cores).", minimum=1)
+    backend: Literal["processes", "ray"] = option("processes", "Where the workers run.")
+    ray_address: str | None = option(None, "A running Ray cluster (backend ray); default local.")
 
-    def __post_init__(self) -> None:
-        for name in ("shard_size", "batch_size", "workers"):
-            if getattr(self, name) < 1:
-                raise PolyembedError(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(self, name)}")
-        if self.backend not in ("processes", "ray"):
-            raise PolyembedError(f"--backend {self.backend}: choose processes or ray")
-        if self.dtype not in DTYPES:
-            raise PolyembedError(f"--dtype {self.dtype}: choose float16 or float32")
-        for name in ("language_column", "text_column"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise PolyembedError(f"--{name.replace('_', '-')}: columns count from 1, got {value}")
+    def check(self, origin: ConfigOrigin) -> None:
+        language, column, text = (origin.term(key) for key in ("language", "language_column", "text_column"))
         if self.language is not None and self.language_column is not None:
-            raise PolyembedError("--language and --language-column: give one of them")
+            raise origin.error("language_column", f"give {language} or {column}, not both")
         if (self.language_column is None) != (self.text_column is None):
-            raise PolyembedError("--language-column and --text-column go together (a TSV with both columns)")
+            key = "text_column" if self.text_column is not None else "language_column"
+            raise origin.error(key, f"{column} and {text} go together (a TSV with both columns)")
         if self.language_column is not None and self.language_column == self.text_column:
-            raise PolyembedError(f"--language-column and --text-column: the columns must differ (both are "
-                                 f"{self.language_column})")
+            raise origin.error("text_column", f"the columns must differ ({column} is {self.language_column} too)")
 
 
 @dataclass

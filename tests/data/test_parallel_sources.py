@@ -16,23 +16,18 @@ from polyembed.data.parallel_sources import (
     split_dev,
 )
 from polyembed.errors import DataError, NoTrainingDataError, PolyembedError, UnknownLanguageError
-
-
-def write(path: Path, lines: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return path
+from tests.helpers import write_lines
 
 
 def tsv(path: Path, n: int, prefix: str = "") -> Path:
-    return write(path, [f"{prefix}english {i}\t{prefix}andere {i}" for i in range(n)])
+    return write_lines(path, [f"{prefix}english {i}\t{prefix}andere {i}" for i in range(n)])
 
 
 # --- read_parallel_tsv -------------------------------------------------------------------------------------------
 
 
 def test_read_parallel_tsv_reads_english_then_other(tmp_path: Path) -> None:
-    path = write(tmp_path / "pairs.tsv", ["Hello.\tHallo.", 'He said "hi".\tEr sagte "hallo".', "Thanks\tDanke"])
+    path = write_lines(tmp_path / "pairs.tsv", ["Hello.\tHallo.", 'He said "hi".\tEr sagte "hallo".', "Thanks\tDanke"])
     english, other = read_parallel_tsv(path)
     assert english == ["Hello.", 'He said "hi".', "Thanks"]  # quotes are text (QUOTE_NONE)
     assert other == ["Hallo.", 'Er sagte "hallo".', "Danke"]
@@ -40,7 +35,7 @@ def test_read_parallel_tsv_reads_english_then_other(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad_line", ["only english", "a\tb\tc"])
 def test_read_parallel_tsv_wrong_column_count_names_file_and_line(tmp_path: Path, bad_line: str) -> None:
-    path = write(tmp_path / "bad.tsv", ["Hello.\tHallo.", "Yes\tJa", bad_line, "No\tNein"])
+    path = write_lines(tmp_path / "bad.tsv", ["Hello.\tHallo.", "Yes\tJa", bad_line, "No\tNein"])
     with pytest.raises(DataError) as info:
         read_parallel_tsv(path)
     assert info.value.line == 3
@@ -51,7 +46,7 @@ def test_read_parallel_tsv_wrong_column_count_names_file_and_line(tmp_path: Path
 
 @pytest.mark.parametrize(("line", "side"), [(" \tHallo.", "English"), ("Hello.\t  ", "other")])
 def test_read_parallel_tsv_empty_side_names_line(tmp_path: Path, line: str, side: str) -> None:
-    path = write(tmp_path / "side.tsv", ["Yes\tJa", line])
+    path = write_lines(tmp_path / "side.tsv", ["Yes\tJa", line])
     with pytest.raises(DataError, match=rf"side\.tsv:2: empty {side} side"):
         read_parallel_tsv(path)
 
@@ -89,16 +84,16 @@ def test_read_parallel_file_tsv_and_line_aligned(tmp_path: Path) -> None:
     source = read_parallel_file(ParallelFileSpec("de", (tsv(tmp_path / "news.tsv", 3),)))
     assert source.name == "file:news" and source.language == "de" and len(source) == 3
     assert source.english[0] == "english 0" and source.other[2] == "andere 2"
-    english = write(tmp_path / "talks.en", ["One", "Two"])
-    other = write(tmp_path / "talks.de", ["Eins", "Zwei"])
+    english = write_lines(tmp_path / "talks.en", ["One", "Two"])
+    other = write_lines(tmp_path / "talks.de", ["Eins", "Zwei"])
     pair = read_parallel_file(ParallelFileSpec("de", (english, other)))
     assert pair.name == "file:talks" and pair.english == ["One", "Two"] and pair.other == ["Eins", "Zwei"]
     assert pair.origin == f"de={english},{other}"
 
 
 def test_read_parallel_file_unequal_lengths_names_longer_file(tmp_path: Path) -> None:
-    english = write(tmp_path / "long.en", ["One", "Two", "Three", "Four"])
-    other = write(tmp_path / "short.de", ["Eins", "Zwei"])
+    english = write_lines(tmp_path / "long.en", ["One", "Two", "Three", "Four"])
+    other = write_lines(tmp_path / "short.de", ["Eins", "Zwei"])
     with pytest.raises(DataError) as info:
         read_parallel_file(ParallelFileSpec("de", (english, other)))
     assert info.value.path == str(english) and info.value.line == 3
@@ -110,16 +105,16 @@ def test_read_parallel_file_unequal_lengths_names_longer_file(tmp_path: Path) ->
 
 
 def test_read_parallel_file_empty_line_names_it(tmp_path: Path) -> None:
-    english = write(tmp_path / "a.en", ["One", "Two", "Three"])
-    other = write(tmp_path / "a.de", ["Eins", "", "Drei"])
+    english = write_lines(tmp_path / "a.en", ["One", "Two", "Three"])
+    other = write_lines(tmp_path / "a.de", ["Eins", "", "Drei"])
     with pytest.raises(DataError, match=r"a\.de:2: empty line") as info:
         read_parallel_file(ParallelFileSpec("de", (english, other)))
     assert info.value.line == 2
 
 
 def test_read_parallel_file_two_empty_files(tmp_path: Path) -> None:
-    english = write(tmp_path / "e.en", [])
-    other = write(tmp_path / "e.de", [])
+    english = write_lines(tmp_path / "e.en", [])
+    other = write_lines(tmp_path / "e.de", [])
     with pytest.raises(DataError, match="no sentence pairs"):
         read_parallel_file(ParallelFileSpec("de", (english, other)))
 
@@ -171,7 +166,7 @@ def test_load_unknown_dataset_is_an_error(tmp_path: Path) -> None:
 
 
 def test_load_bad_user_file_stops_with_its_line(tmp_path: Path) -> None:
-    path = write(tmp_path / "broken.tsv", ["a\tb", "c"])
+    path = write_lines(tmp_path / "broken.tsv", ["a\tb", "c"])
     with pytest.raises(DataError, match=r"broken\.tsv:2:"):
         load_parallel_sources(["de"], [], tmp_path, files=[ParallelFileSpec("de", (path,))])
 
@@ -266,7 +261,7 @@ def test_tatoeba_challenge_source_excludes_laser_test(shared_data: Path) -> None
 
 
 def _stsb_rows(path: Path, rows: list[tuple[str, str, str]]) -> None:
-    write(path, [f'"{a}","{b}",{score}' for a, b, score in rows])
+    write_lines(path, [f'"{a}","{b}",{score}' for a, b, score in rows])
 
 
 def test_stsb_multi_mt_source_pairs_both_columns_and_holds_out_eval_sentences(tmp_path: Path) -> None:

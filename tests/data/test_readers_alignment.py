@@ -9,16 +9,12 @@ import pytest
 from polyembed.data.readers.alignment import ALIGNMENT_SETS, read_alignment_gold
 from polyembed.data.registry import get_dataset
 from polyembed.errors import DataError, UnknownLanguageError
-
-
-def write(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+from tests.helpers import write_lines
 
 
 def awesome(tmp_path: Path, texts: list[str], golds: list[str]) -> Path:
-    write(tmp_path / "awesome-align-examples" / "enfr.src-tgt", texts)
-    write(tmp_path / "awesome-align-examples" / "enfr.gold", golds)
+    write_lines(tmp_path / "awesome-align-examples" / "enfr.src-tgt", texts)
+    write_lines(tmp_path / "awesome-align-examples" / "enfr.gold", golds)
     return tmp_path
 
 
@@ -63,30 +59,30 @@ def test_awesome_align_errors(tmp_path: Path, texts: list[str], golds: list[str]
 
 def test_naacl_format(tmp_path: Path) -> None:
     folder = tmp_path / "bicici-de-en-europarl"
-    write(folder / "test.de", ["\ufeffdas haus", "ja"])
-    write(folder / "test.en", ["the house", "yes"])
-    write(folder / "de-en.ref.wa", ["1 0 0 S ", "1 1 1 P", "2 0 0"])
+    write_lines(folder / "test.de", ["\ufeffdas haus", "ja"])
+    write_lines(folder / "test.en", ["the house", "yes"])
+    write_lines(folder / "de-en.ref.wa", ["1 0 0 S ", "1 1 1 P", "2 0 0"])
     first, second = read_alignment_gold(tmp_path, "de-en")
     assert first.source_tokens == ("das", "haus")  # BOM stripped
     assert first.sure == {(0, 0)} and first.possible == {(0, 0), (1, 1)}
     assert second.sure == {(0, 0)} and second.line == 2
-    write(folder / "de-en.ref.wa", ["1 0 0 S", "3 0 0 S"])
+    write_lines(folder / "de-en.ref.wa", ["1 0 0 S", "3 0 0 S"])
     with pytest.raises(DataError, match="outside 1..2") as info:
         read_alignment_gold(tmp_path, "de-en")
     assert info.value.line == 2
-    write(folder / "de-en.ref.wa", ["1 0 0 X"])
+    write_lines(folder / "de-en.ref.wa", ["1 0 0 X"])
     with pytest.raises(DataError, match="S or P"):
         read_alignment_gold(tmp_path, "de-en")
 
 
 def test_simalign_format_and_missing_id(tmp_path: Path) -> None:
     folder = tmp_path / "simalign-samples"
-    write(folder / "sample_eng.txt", ["0\tthe house", "1\tyes"])
-    write(folder / "sample_deu.txt", ["0\tdas Haus", "1\tja"])
-    write(folder / "sample_eng_deu.gold", ["0\t0-0 1p1", "1\t0-0"])
+    write_lines(folder / "sample_eng.txt", ["0\tthe house", "1\tyes"])
+    write_lines(folder / "sample_deu.txt", ["0\tdas Haus", "1\tja"])
+    write_lines(folder / "sample_eng_deu.gold", ["0\t0-0 1p1", "1\t0-0"])
     first, second = read_alignment_gold(tmp_path, "simalign-en-de")
     assert first.sure == {(0, 0)} and first.possible == {(0, 0), (1, 1)} and second.target_tokens == ("ja",)
-    write(folder / "sample_eng_deu.gold", ["0\t0-0", "7\t0-0"])
+    write_lines(folder / "sample_eng_deu.gold", ["0\t0-0", "7\t0-0"])
     with pytest.raises(DataError, match="'7' not found") as info:
         read_alignment_gold(tmp_path, "simalign-en-de")
     assert info.value.line == 2

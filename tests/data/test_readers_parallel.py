@@ -16,17 +16,12 @@ from polyembed.data.readers.parallel import (
 )
 from polyembed.data.registry import get_dataset
 from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
-
-
-def write(path: Path, lines: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return path
+from tests.helpers import write_lines
 
 
 def test_tatoeba_reads_x_to_eng(tmp_path: Path) -> None:
-    write(tmp_path / "tatoeba.deu-eng.deu", ["Hallo.", "Danke."])
-    write(tmp_path / "tatoeba.deu-eng.eng", ["Hello.", "Thanks."])
+    write_lines(tmp_path / "tatoeba.deu-eng.deu", ["Hallo.", "Danke."])
+    write_lines(tmp_path / "tatoeba.deu-eng.eng", ["Hello.", "Thanks."])
     pair = read_tatoeba(tmp_path, "deu")
     assert (pair.source, pair.target) == (["Hallo.", "Danke."], ["Hello.", "Thanks."])
     assert (pair.source_language, pair.target_language) == ("deu", "eng")
@@ -38,16 +33,16 @@ def test_tatoeba_unknown_language_lists_valid_codes(tmp_path: Path) -> None:
 
 
 def test_tatoeba_length_mismatch_names_file_and_line(tmp_path: Path) -> None:
-    write(tmp_path / "tatoeba.deu-eng.deu", ["a", "b", "c"])
-    write(tmp_path / "tatoeba.deu-eng.eng", ["a", "b"])
+    write_lines(tmp_path / "tatoeba.deu-eng.deu", ["a", "b", "c"])
+    write_lines(tmp_path / "tatoeba.deu-eng.eng", ["a", "b"])
     with pytest.raises(DataError) as info:
         read_tatoeba(tmp_path, "deu")
     assert info.value.line == 3 and info.value.path.endswith("tatoeba.deu-eng.deu")
 
 
 def test_tatoeba_empty_line_is_an_error(tmp_path: Path) -> None:
-    write(tmp_path / "tatoeba.deu-eng.deu", ["a", "", "c"])
-    write(tmp_path / "tatoeba.deu-eng.eng", ["a", "b", "c"])
+    write_lines(tmp_path / "tatoeba.deu-eng.deu", ["a", "", "c"])
+    write_lines(tmp_path / "tatoeba.deu-eng.eng", ["a", "b", "c"])
     with pytest.raises(DataError) as info:
         read_tatoeba(tmp_path, "deu")
     assert info.value.line == 2
@@ -55,12 +50,12 @@ def test_tatoeba_empty_line_is_an_error(tmp_path: Path) -> None:
 
 def _challenge(tmp_path: Path) -> Path:
     root = tmp_path / "tatoeba-challenge-v2021-08-07"
-    write(root / "deu-eng" / "tatoeba-test-v2021-08-07.deu", ["Ja.", "Nein.", "Vielleicht."])
-    write(root / "deu-eng" / "tatoeba-test-v2021-08-07.eng", ["Yes.", "No.", "Maybe."])
-    write(root / "eng-kaz" / "tatoeba-test-v2021-08-07.eng", ["One.", "Two."])
-    write(root / "eng-kaz" / "tatoeba-test-v2021-08-07.kaz", ["Бір.", "Екі."])
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", ["Nein.", "Ja."])
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", ["No.", "Yes!"])
+    write_lines(root / "deu-eng" / "tatoeba-test-v2021-08-07.deu", ["Ja.", "Nein.", "Vielleicht."])
+    write_lines(root / "deu-eng" / "tatoeba-test-v2021-08-07.eng", ["Yes.", "No.", "Maybe."])
+    write_lines(root / "eng-kaz" / "tatoeba-test-v2021-08-07.eng", ["One.", "Two."])
+    write_lines(root / "eng-kaz" / "tatoeba-test-v2021-08-07.kaz", ["Бір.", "Екі."])
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", ["Nein.", "Ja."])
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", ["No.", "Yes!"])
     return root
 
 
@@ -89,14 +84,14 @@ def test_tatoeba_challenge_unknown_language(tmp_path: Path) -> None:
 
 
 def test_tico19_and_mafand_errors(tmp_path: Path) -> None:
-    write(tmp_path / "tico" / "en-fr" / "tico19-test.en", ["Wash hands."])
-    write(tmp_path / "tico" / "en-fr" / "tico19-test.fr", ["Lavez les mains."])
+    write_lines(tmp_path / "tico" / "en-fr" / "tico19-test.en", ["Wash hands."])
+    write_lines(tmp_path / "tico" / "en-fr" / "tico19-test.fr", ["Lavez les mains."])
     pair = read_tico19(tmp_path / "tico", "fr")
     assert (pair.source, pair.target, pair.target_language) == (["Lavez les mains."], ["Wash hands."], "en")
     with pytest.raises(UnknownLanguageError, match="fr"):
         read_tico19(tmp_path / "tico", "de")
-    write(tmp_path / "mafand" / "en-swa" / "dev.en", ["Hello."])
-    write(tmp_path / "mafand" / "en-swa" / "dev.swa", ["Habari."])
+    write_lines(tmp_path / "mafand" / "en-swa" / "dev.en", ["Hello."])
+    write_lines(tmp_path / "mafand" / "en-swa" / "dev.swa", ["Habari."])
     assert read_mafand(tmp_path / "mafand", "swa", "dev").source == ["Habari."]
     with pytest.raises(DataError, match="present: dev"):
         read_mafand(tmp_path / "mafand", "swa", "train")
@@ -107,11 +102,11 @@ def test_tico19_and_mafand_errors(tmp_path: Path) -> None:
 
 
 def test_muse_swaps_columns_and_reports_bad_lines(tmp_path: Path) -> None:
-    write(tmp_path / "en-de.dict", ["die @ the", "c@h @ c@h", "Haus @ house"])
+    write_lines(tmp_path / "en-de.dict", ["die @ the", "c@h @ c@h", "Haus @ house"])
     pair = read_muse_dictionary(tmp_path, "de")
     assert pair.source == ["the", "c@h", "house"] and pair.target == ["die", "c@h", "Haus"]
     assert (pair.source_language, pair.target_language) == ("en", "de")
-    write(tmp_path / "en-fr.dict", ["le @ the", "maison house"])
+    write_lines(tmp_path / "en-fr.dict", ["le @ the", "maison house"])
     with pytest.raises(DataError) as info:
         read_muse_dictionary(tmp_path, "fr")
     assert info.value.line == 2

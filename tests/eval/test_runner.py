@@ -72,7 +72,7 @@ def test_rerun_replaces_only_the_reports_own_files(hashing_encoder, tmp_path: Pa
 
 def test_task_options_are_checked(tmp_path: Path) -> None:
     from polyembed.errors import PolyembedError
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     assert get_task("tatoeba", languages="deu, amh").languages == ("deu", "amh")
     with pytest.raises(PolyembedError, match="has no option foo"):
@@ -84,7 +84,7 @@ def test_task_options_are_checked(tmp_path: Path) -> None:
 def test_only_the_chosen_subsets_datasets_are_required(tmp_path: Path, shared_data: Path) -> None:
     from polyembed.errors import DatasetNotFoundError
     from polyembed.eval.api import check_datasets
-    from polyembed.eval.base import get_task
+    from polyembed.eval.registry import get_task
 
     (tmp_path / "tico19-test").symlink_to(shared_data / "tico19-test")
     check_datasets([get_task("comparable-mining", languages=["tico19:fr"])], tmp_path)

@@ -74,7 +74,7 @@ def test_bad_inputs_name_what_is_wrong(tmp_path) -> None:
     with pytest.raises(PolyembedError, match="short.npy: 49 rows"):
         mine_files("x", tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "o.tsv",
                    source_embeddings=tmp_path / "short.npy", target_embeddings=tmp_path / "tgt.npy")
-    with pytest.raises(PolyembedError, match="--margin"):
+    with pytest.raises(PolyembedError, match="^margin: expected one of ratio, distance, absolute, got 'cosine'"):
         _mine(tmp_path, margin="cosine")
     with pytest.raises(PolyembedError, match="--index IVF999"):
         _mine(tmp_path, index="IVF999,Flat")  # more cells than sentences: faiss refuses
@@ -146,7 +146,7 @@ def test_unscorable_rows_and_thresholds_are_refused_by_file_and_row(tmp_path) ->
             mine_files("x", tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "o.tsv",
                        source_embeddings=tmp_path / name, target_embeddings=tmp_path / "tgt.npy")
     for threshold in (float("nan"), float("inf")):
-        with pytest.raises(PolyembedError, match="--threshold .*: expected a finite number"):
+        with pytest.raises(PolyembedError, match="^threshold: .* is out of range: expected a finite number"):
             _mine(tmp_path, threshold=threshold)
     assert not (tmp_path / "o.tsv").exists() and not (tmp_path / "out.tsv").exists()
 
@@ -239,3 +239,17 @@ def test_the_mine_command_on_an_unreadable_cache_exits_2_naming_the_store(tmp_pa
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and f"{store_file}: not a readable embedding store" in errors[0]
     assert "rebuild it" in errors[0] and "Traceback" not in result.output and not (tmp_path / "p.tsv").exists()
+
+
+def test_mine_options_offer_the_margins_and_modes_mining_knows() -> None:
+    import typing
+
+    from polyembed.mining.bitext import MineOptions
+    from polyembed.mining.margin import MARGINS, MODES
+
+    hints = typing.get_type_hints(MineOptions)
+    assert typing.get_args(hints["margin"]) == MARGINS and typing.get_args(hints["mode"]) == MODES
+    with pytest.raises(PolyembedError, match="^cache: it keeps embeddings made in this process: drop cache or workers"):
+        MineOptions(cache=True, workers=2)
+    with pytest.raises(PolyembedError, match="^give options or k, not both"):
+        mine_files("x", "a.txt", "b.txt", "o.tsv", options=MineOptions(), k=3)

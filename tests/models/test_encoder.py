@@ -184,20 +184,3 @@ def test_the_base_class_refuses_bad_arguments_before_encoding() -> None:
     with pytest.raises(PolyembedError, match="batch size 0"):
         routed.encode(["eins"], "de", batch_size=0)
     assert routed.groups.calls == []
-
-
-def test_as_encoder_takes_a_users_own_object_and_refuses_one_without_encode(hashing_encoder) -> None:
-    wrapped = encoder_module.as_encoder(hashing_encoder)
-    assert isinstance(wrapped, encoder_module.ForeignEncoder) and encoder_module.as_encoder(wrapped) is wrapped
-    assert wrapped.name == hashing_encoder.name and wrapped.dimension == hashing_encoder.dimension
-    assert wrapped.languages is None and wrapped.tokenizer is None
-    assert np.allclose(np.linalg.norm(wrapped.encode(SENTENCES, normalize=True), axis=1), 1.0, atol=1e-6)
-    with pytest.raises(PolyembedError, match="int: not an encoder"):
-        encoder_module.as_encoder(3)
-
-
-def test_as_encoder_wraps_a_sentence_transformer_model(minilm) -> None:
-    wrapped = encoder_module.as_encoder(minilm.model)
-    assert isinstance(wrapped, encoder_module.SentenceTransformerEncoder)
-    assert wrapped.dimension == minilm.dimension and wrapped.max_seq_length == minilm.max_seq_length
-    assert np.array_equal(wrapped.encode(SENTENCES), minilm.encode(SENTENCES))

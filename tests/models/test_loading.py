@@ -8,14 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from polyembed.errors import PolyembedError
 from polyembed.models import (
     BUILTIN_MODELS,
+    ENCODER_KINDS,
     ModelNotAvailableError,
     SentenceTransformerEncoder,
+    as_encoder,
     identify_language,
     identify_languages,
     load_model,
 )
+from polyembed.models.encoder import ForeignEncoder
 from tests.helpers import make_tiny_hf_encoder
 
 
@@ -116,3 +120,39 @@ def test_identify_language_with_candidates() -> None:
         "en",
         "de",
     ]
+
+
+SENTENCES = ["A man is playing a guitar.", "Ein Mann spielt Gitarre.", "The cat sleeps on the sofa all day long."]
+
+
+def test_as_encoder_takes_a_users_own_object_and_refuses_one_without_encode(hashing_encoder) -> None:
+    wrapped = as_encoder(hashing_encoder)
+    assert isinstance(wrapped, ForeignEncoder) and as_encoder(wrapped) is wrapped
+    assert wrapped.name == hashing_encoder.name and wrapped.dimension == hashing_encoder.dimension
+    assert wrapped.languages is None and wrapped.tokenizer is None
+    assert np.allclose(np.linalg.norm(wrapped.encode(SENTENCES, normalize=True), axis=1), 1.0, atol=1e-6)
+    with pytest.raises(PolyembedError, match="int: not an encoder"):
+        as_encoder(3)
+
+
+def test_as_encoder_wraps_a_sentence_transformer_model(minilm) -> None:
+    wrapped = as_encoder(minilm.model)
+    assert isinstance(wrapped, SentenceTransformerEncoder)
+    assert wrapped.dimension == minilm.dimension and wrapped.max_seq_length == minilm.max_seq_length
+    assert np.array_equal(wrapped.encode(SENTENCES), minilm.encode(SENTENCES))
+
+
+def test_a_new_encoder_kind_is_one_class_and_one_registration(tmp_path: Path) -> None:
+    """tests/models/toy_kind.py (the README's how-to) loads through `load_model` and routes, normalises and
+    embeds through the base class, with no edit anywhere else."""
+    from polyembed.models.embedding_cache import EmbeddingStore
+    from tests.models.toy_kind import LetterCounts
+
+    assert LetterCounts in ENCODER_KINDS
+    (tmp_path / LetterCounts.MARKER).write_text("aeiou\n", encoding="utf-8")
+    encoder = load_model(str(tmp_path))
+    assert isinstance(encoder, LetterCounts) and encoder.name == str(tmp_path) and encoder.dimension == 5
+    assert encoder.encode(["banana", "kiwi"], ["en", "de"]).tolist() == [[3, 0, 0, 0, 0], [0, 0, 2, 0, 0]]
+    assert encoder.encode("banana", normalize=True).tolist() == [1, 0, 0, 0, 0]
+    store = EmbeddingStore(encoder, tmp_path / "store")
+    assert store.encode(["kiwi"]).tolist() == [[0, 0, 2, 0, 0]] and store.encoded == 1

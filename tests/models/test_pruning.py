@@ -75,12 +75,13 @@ def test_pruned_tiny_model_embeds_the_corpus_identically(tmp_path: Path, kind: s
     np.testing.assert_allclose(model.encode(CORPUS, convert_to_numpy=True), before[: len(CORPUS)], atol=1e-6)
 
 
-def test_keep_tokens_and_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_keep_tokens_and_overwrite(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     model = _tiny_sentence_transformer(tmp_path, "wordpiece")
     vocab = model[0].tokenizer.get_vocab()
     extra = next(t for t in ("zebra", "park", "school", "##s") if t in vocab)
-    out = prune_vocabulary(model, ["the dog"], tmp_path / "pruned", keep_tokens=[extra, vocab["[UNK]"]])
-    printed = capsys.readouterr().out
+    with caplog.at_level("INFO", logger="polyembed"):
+        out = prune_vocabulary(model, ["the dog"], tmp_path / "pruned", keep_tokens=[extra, vocab["[UNK]"]])
+    printed = caplog.text
     report = PruningReport.load(out)
     assert f"kept {report.kept_tokens}" in printed.replace(",", "")
     tokenizer = model[0].tokenizer

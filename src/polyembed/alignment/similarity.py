@@ -22,6 +22,7 @@ import numpy as np
 
 from polyembed.alignment.pharaoh import Link, SentencePair
 from polyembed.errors import PolyembedError
+from polyembed.models.encoder import normalize_rows
 
 Method = Literal["argmax", "itermax", "match"]
 METHODS = ("argmax", "itermax", "match")
@@ -79,9 +80,7 @@ def match_links(scores: np.ndarray) -> np.ndarray:
 
 def similarity_scores(source: np.ndarray, target: np.ndarray) -> np.ndarray:
     """(cos + 1) / 2 between every source and target word vector."""
-    source = source / np.linalg.norm(source, axis=1, keepdims=True).clip(1e-12)
-    target = target / np.linalg.norm(target, axis=1, keepdims=True).clip(1e-12)
-    return (source @ target.T + 1.0) / 2.0
+    return (normalize_rows(source) @ normalize_rows(target).T + 1.0) / 2.0
 
 
 class WordVectorEncoder:

@@ -9,11 +9,13 @@ from typing import Any
 from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.errors import PolyembedError
-from polyembed.eval.base import Task, get_task
+from polyembed.eval.base import Task
+from polyembed.eval.registry import get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
 from polyembed.eval.runner import EvaluationResult, run_tasks
 from polyembed.eval.suites import suite_tasks
-from polyembed.models.encoder import SentenceEncoder, as_encoder, resolve_precision, with_precision
+from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision
+from polyembed.models.loading import as_encoder
 from polyembed.outputs import check_output_dir, publishing
 
 

@@ -7,7 +7,6 @@ with `@register_task` and are then available to suites, the CLI and `polyembed.e
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -16,7 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from polyembed.errors import PolyembedError, UnknownLanguageError
+from polyembed.data.registry import DatasetInfo, get_dataset
+from polyembed.errors import PolyembedError
+from polyembed.languages import match_subset
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ class Task(ABC):
     """Base class of all evaluation tasks.
 
     Subclasses set `metadata` and implement `evaluate`. `languages` restricts the subsets evaluated
-    (a subset is a language or a language pair, as listed in `metadata.languages`).
+    (a subset is a language or a language pair, as listed in `metadata.languages`), in any spelling of the
+    language ('de' picks Tatoeba's 'deu'; `polyembed.languages.match_subset`).
     """
 
     metadata: ClassVar[TaskMetadata]
@@ -118,13 +120,30 @@ class Task(ABC):
     def _check_languages(self, languages: Sequence[str] | None) -> tuple[str, ...]:
         if languages is None:
             return self.metadata.languages
-        unknown = [code for code in languages if code not in self.metadata.languages]
-        if unknown:
-            raise UnknownLanguageError(
-                f"task {self.metadata.name} has no language/subset {', '.join(unknown)}; "
-                f"it has: {', '.join(self.metadata.languages)}"
-            )
-        return tuple(languages)
+        chosen = [self.subset(code) for code in languages]
+        return tuple(dict.fromkeys(chosen))
+
+    def dataset(self, name: str | None = None) -> DatasetInfo:
+        """A dataset the metadata names (its only one when `name` is None): a task names each dataset once."""
+        names = self.metadata.datasets
+        if name is None and len(names) != 1:
+            raise PolyembedError(f"task {self.metadata.name} reads {', '.join(names) or 'no dataset'}: name one")
+        if name is not None and name not in names:
+            raise PolyembedError(f"task {self.metadata.name} does not declare dataset '{name}' in its metadata")
+        return get_dataset(name or names[0])
+
+    def folder(self, context: EmbeddingProvider, dataset: str | None = None) -> Path:
+        """The local folder of a declared dataset under the run's data root (a clear error when missing)."""
+        return self.dataset(dataset).path(context.data_root)
+
+    def read(self, context: EmbeddingProvider, *args: Any, dataset: str | None = None, **kwargs: Any) -> Any:
+        """A declared dataset read by the reader the registry declares for it: reader(folder, *args, **kwargs)."""
+        return self.dataset(dataset).load(*args, root=context.data_root, **kwargs)
+
+    @classmethod
+    def subset(cls, code: str) -> str:
+        """The task's own subset for a language code in any spelling ('de' -> Tatoeba's 'deu')."""
+        return match_subset(code, cls.metadata.languages, f"task {cls.metadata.name}")
 
     @property
     def name(self) -> str:
@@ -163,27 +182,3 @@ def register_task(cls: type[Task]) -> type[Task]:
         raise ValueError(f"task name {name!r} registered twice")
     TASKS[name] = cls
     return cls
-
-
-def _load_builtin_tasks() -> None:
-    import polyembed.eval.tasks  # noqa: F401 - registers the built-in tasks
-
-
-def get_task(name: str, **kwargs: Any) -> Task:
-    """Instantiate a registered task by name."""
-    _load_builtin_tasks()
-    if name not in TASKS:
-        raise PolyembedError(f"unknown task '{name}'; known: {', '.join(sorted(TASKS))}")
-    parameters = inspect.signature(TASKS[name].__init__).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        accepted = [p for p in parameters if p != "self"]
-        unknown = sorted(set(kwargs) - set(accepted))
-        if unknown:
-            raise PolyembedError(f"task '{name}' has no option {', '.join(unknown)}; it accepts: {', '.join(accepted)}")
-    return TASKS[name](**kwargs)
-
-
-def list_tasks() -> list[TaskMetadata]:
-    """Metadata of every registered task."""
-    _load_builtin_tasks()
-    return [TASKS[name].metadata for name in sorted(TASKS)]

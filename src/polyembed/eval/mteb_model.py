@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder, as_encoder, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, normalize_rows
+from polyembed.models.loading import as_encoder
 
 
 def subset_languages(task_metadata: Any, hf_subset: str) -> list[str]:

@@ -15,7 +15,8 @@ from tqdm.auto import tqdm
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder, as_encoder, normalize_rows
+from polyembed.models.encoder import SentenceEncoder, normalize_rows
+from polyembed.models.loading import as_encoder
 
 
 class EmbeddingCache(EmbeddingProvider):
@@ -101,10 +102,10 @@ def environment_info() -> dict[str, Any]:
     import torch
     import transformers
 
-    import polyembed
+    from polyembed.version import __version__
 
     return {
-        "polyembed": polyembed.__version__,
+        "polyembed": __version__,
         "sentence_transformers": sentence_transformers.__version__,
         "transformers": transformers.__version__,
         "torch": torch.__version__,

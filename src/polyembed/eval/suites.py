@@ -1,6 +1,6 @@
 """Named suites: `default` (every task type on a representative subset, minutes) and `full` (everything).
 
-The default suite keeps MiniLM under 5 minutes on 2 CPU cores: 20 Tatoeba languages, 3 stsb-multi-mt
+The default suite stays a matter of minutes on 2 CPU cores: 20 Tatoeba languages, 3 stsb-multi-mt
 languages, the first 300 of Belebele's 900 questions (passages are long), 3 + 3 XCOPA languages.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from polyembed.errors import PolyembedError
-from polyembed.eval.base import Task, get_task
+from polyembed.eval.base import Task
+from polyembed.eval.registry import get_task
 
 # 20 Tatoeba languages: 10 high-resource, 10 low-resource (several with < 600 test pairs).
 TATOEBA_DEFAULT = (

@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from polyembed.config import ConfigOrigin, Options, option
 from polyembed.errors import PolyembedError
-from polyembed.mining.margin import MARGINS, MODES, MinedPair, mine
+from polyembed.languages import normalize_language, require_known_language
+from polyembed.mining.margin import MinedPair, mine
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.outputs import atomic_write, check_output_file
 
@@ -133,58 +135,70 @@ def _check_shards_belong_to(folder: Path, manifest: dict[str, Any], text: str | 
                              f"hash); encode {text} into a new folder")
 
 
+@dataclass(frozen=True)
+class MineOptions(Options):
+    """How `mine_files` encodes and scores: LASER's mining options (`polyembed.mining.margin`) and how the two
+    sides are encoded."""
+
+    source_language: str | None = option(None, "Language of the source file (routed models).")
+    target_language: str | None = option(None, "Language of the target file (routed models).")
+    k: int = option(4, "Neighbours per sentence for the margin.", minimum=1)
+    margin: Literal["ratio", "distance", "absolute"] = option("ratio", "Margin between a pair and its neighbours.")
+    mode: Literal["forward", "backward", "intersect", "max"] = option("max", "Which pairs are kept (max: 1-1).")
+    threshold: float | None = option(None, "Keep pairs scoring at least this.")
+    index: str = option("auto", "faiss index: auto, flat, ivf, hnsw, or a faiss factory string.")
+    batch_size: int = option(64, "Sentences encoded together.", minimum=1)
+    cache: bool = option(False, "Keep embeddings in the persistent store (re-mining is free).")
+    workers: int = option(1, "Encode each side with this many shard workers.", minimum=1)
+    backend: Literal["processes", "ray"] = option("processes", "Shard workers as local processes or Ray tasks.")
+    ray_address: str | None = option(None, "Ray cluster to encode on; default: local Ray.")
+
+    def check(self, origin: ConfigOrigin) -> None:
+        for key in ("source_language", "target_language"):
+            code = getattr(self, key)
+            if code is not None:
+                require_known_language(code, origin.term(key))
+        if self.cache and (self.workers > 1 or self.backend == "ray"):
+            raise origin.error("cache", f"it keeps embeddings made in this process: drop {origin.term('cache')} or "
+                                        f"{origin.term('workers')} / {origin.term('backend')}")
+
+
 def mine_files(
     model: Any,
     source: str | Path,
     target: str | Path,
     output: str | Path,
     *,
-    source_language: str | None = None,
-    target_language: str | None = None,
     source_embeddings: str | Path | None = None,
     target_embeddings: str | Path | None = None,
-    k: int = 4,
-    margin: str = "ratio",
-    mode: str = "max",
-    threshold: float | None = None,
-    index: str = "auto",
-    batch_size: int = 64,
-    cache: bool = False,
-    workers: int = 1,
-    backend: str = "processes",
-    ray_address: str | None = None,
+    options: MineOptions | None = None,
+    **settings: Any,
 ) -> MiningResult:
     """Mine `source` x `target` (one sentence per line) into a TSV of `score<TAB>source<TAB>target`, best first.
 
     `model` is a name, folder or encoder (loaded only when a side has no precomputed `.npy` embeddings);
-    k / margin / mode / threshold follow LASER's mining options (`polyembed.mining.margin`); `cache` keeps the
-    embeddings in the persistent store, so mining the same corpus again costs no encoding. `workers` > 1 or
-    `backend="ray"` encodes each side with `polyembed encode`'s shard workers (local processes, or Ray tasks on
-    the cluster at `ray_address`); the kNN search and scoring then run in this process."""
+    `settings` are `MineOptions`' fields (or pass `options`): k / margin / mode / threshold follow LASER's mining
+    options (`polyembed.mining.margin`); `cache` keeps the embeddings in the persistent store, so mining the
+    same corpus again costs no encoding. `workers` > 1 or `backend="ray"` encodes each side with `polyembed
+    encode`'s shard workers (local processes, or Ray tasks on the cluster at `ray_address`); the kNN search and
+    scoring then run in this process."""
     from polyembed.data.io import read_lines
-    from polyembed.languages import require_known_language
 
-    if margin not in MARGINS:
-        raise PolyembedError(f"--margin {margin}: choose from {', '.join(MARGINS)}")
-    if mode not in MODES:
-        raise PolyembedError(f"--mode {mode}: choose from {', '.join(MODES)}")
-    if k < 1:
-        raise PolyembedError(f"--k {k}: expected 1 or more")
-    if threshold is not None and not math.isfinite(threshold):
-        raise PolyembedError(f"--threshold {threshold}: expected a finite number (ratio margins: about 1.06)")
+    if options is not None and settings:
+        raise PolyembedError(f"give options or {', '.join(settings)}, not both")
+    options = options or MineOptions(**settings)
+    k, margin, mode, threshold, index = options.k, options.margin, options.mode, options.threshold, options.index
+    batch_size, workers = options.batch_size, options.workers
     output = check_output_file(output, "--output", inputs=[source, target, source_embeddings, target_embeddings])
-    languages = [require_known_language(code, option) if code is not None else None
-                 for code, option in ((source_language, "--source-language"), (target_language, "--target-language"))]
+    languages = [normalize_language(options.source_language), normalize_language(options.target_language)]
     stream = None
-    if workers > 1 or backend == "ray":
+    if workers > 1 or options.backend == "ray":
         from polyembed.streaming import StreamOptions
 
-        if cache:
-            raise PolyembedError("--cache keeps embeddings made in this process: drop --cache or --workers/--backend")
         if not isinstance(model, str):
             raise PolyembedError("--workers / --backend ray load the model in each worker: pass its name or folder")
-        stream = StreamOptions(dtype="float32", batch_size=batch_size, workers=workers, backend=backend,
-                               ray_address=ray_address)  # checks workers and backend
+        stream = StreamOptions(dtype="float32", batch_size=batch_size, workers=workers, backend=options.backend,
+                               ray_address=options.ray_address)
     source_lines, target_lines = read_lines(source), read_lines(target)
     for path, lines in ((source, source_lines), (target, target_lines)):
         if not lines:
@@ -200,10 +214,10 @@ def mine_files(
         )
     else:
         if source_embeddings is None or target_embeddings is None:
-            from polyembed.models.encoder import as_encoder
+            from polyembed.models.loading import as_encoder
 
             model = as_encoder(model)
-            if cache:
+            if options.cache:
                 from polyembed.models.embedding_cache import EmbeddingStore
 
                 model = EmbeddingStore(model, batch_size=batch_size)

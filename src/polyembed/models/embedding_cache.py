@@ -37,7 +37,8 @@ import numpy as np
 from polyembed.errors import PolyembedError
 from polyembed.integrity import new_hash
 from polyembed.models.cache import cache_dir
-from polyembed.models.encoder import WrappedEncoder, as_encoder
+from polyembed.models.encoder import WrappedEncoder
+from polyembed.models.loading import as_encoder
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -64,6 +63,9 @@ def encode_by_language(
     return out if out is not None else np.zeros((0, 0), dtype=dtype)
 
 
+EncoderKind = TypeVar("EncoderKind", bound="type[SentenceEncoder]")
+
+
 class SentenceEncoder(ABC):
     """What every encoder is: a name, a dimension, the languages it routes (None for one multilingual model),
     its maximum length and tokenizer where it has them, and `encode`.
@@ -79,6 +81,17 @@ class SentenceEncoder(ABC):
     """The folder it was loaded from (embedding stores fingerprint its weights), None when not from one."""
     tokenizer: Any = None
     """The tokenizer that counts the model's input tokens (None where the model has none of its own)."""
+
+    @classmethod
+    def can_load(cls, path: Path) -> bool:
+        """Whether a local file or folder holds a model of this kind (its marker file); `load_model` asks every
+        registered kind in turn before it tries sentence-transformers."""
+        return False
+
+    @classmethod
+    def load(cls, path: Path, *, name: str, device: str | None) -> SentenceEncoder:
+        """The encoder saved at `path`, for a kind whose `can_load(path)` is true."""
+        raise NotImplementedError(f"{cls.__name__} is not loaded from a folder")
 
     @property
     @abstractmethod
@@ -166,6 +179,19 @@ class SentenceEncoder(ABC):
         return f"{type(self).__name__}(name={self.name!r}, path={self.path!r})"
 
 
+ENCODER_KINDS: list[type[SentenceEncoder]] = []
+"""The encoder kinds `load_model` asks in turn, in registration order; a sentence-transformers folder or Hub id
+is the fallback."""
+
+
+def register_encoder_kind(kind: EncoderKind) -> EncoderKind:
+    """Class decorator: make `load_model` ask this kind whether it can load a path (`can_load`), or, for a
+    SentenceTransformerEncoder subclass, whether a loaded model is its kind (`can_wrap`)."""
+    if kind not in ENCODER_KINDS:
+        ENCODER_KINDS.append(kind)
+    return kind
+
+
 class WrappedEncoder(SentenceEncoder):
     """An encoder around another (precision, embedding store): the inner encoder's attributes are its own."""
 
@@ -236,20 +262,6 @@ class ForeignEncoder(SentenceEncoder):
         return getattr(self.__dict__["inner"], attribute)
 
 
-def as_encoder(model: Any) -> SentenceEncoder:
-    """A SentenceEncoder for a model name or folder (`load_model`), an encoder, or any object with `encode`."""
-    if isinstance(model, SentenceEncoder):
-        return model
-    if isinstance(model, str | Path):
-        from polyembed.models.loading import load_model
-
-        return load_model(str(model))
-    library = sys.modules.get("sentence_transformers")  # loaded already when `model` is one of its models
-    if library is not None and isinstance(model, library.SentenceTransformer):
-        return SentenceTransformerEncoder(model, name=type(model).__name__)
-    return ForeignEncoder(model)
-
-
 class SentenceTransformerEncoder(SentenceEncoder):
     """A sentence-transformers model behind the SentenceEncoder interface.
 
@@ -262,6 +274,12 @@ class SentenceTransformerEncoder(SentenceEncoder):
         self.name = name
         self.path = str(path) if path is not None else None
         self.tokenizer = getattr(model, "tokenizer", None)
+
+    @classmethod
+    def can_wrap(cls, model: Any) -> bool:
+        """Whether a loaded sentence-transformers model is of this kind: `load_model` asks the registered
+        subclasses (kinds told apart by their config, such as language embeddings) before the plain one."""
+        return False
 
     @property
     def dimension(self) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceTransformerEncoder, encode_by_language
+from polyembed.models.encoder import SentenceTransformerEncoder, encode_by_language, register_encoder_kind
 
 CONFIG_KEY = "language_embedding_ids"
 logger = logging.getLogger(__name__)
@@ -120,6 +120,7 @@ def language_translation_evaluator(english: list[str], other: list[str], english
     return LanguageTranslationEvaluator(english, other, **options)
 
 
+@register_encoder_kind
 class LanguageEmbeddingEncoder(SentenceTransformerEncoder):
     """A model with language embeddings behind the SentenceEncoder interface: `language` picks the row.
 
@@ -131,6 +132,10 @@ class LanguageEmbeddingEncoder(SentenceTransformerEncoder):
         super().__init__(model, name=name, path=path)
         self.ids = language_embedding_ids(model)
         self._warned: set[str] = set()
+
+    @classmethod
+    def can_wrap(cls, model: Any) -> bool:
+        return bool(language_embedding_ids(model))
 
     @property
     def languages(self) -> list[str]:

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from polyembed.errors import PolyembedError
 from polyembed.models.cache import cache_dir
-from polyembed.models.encoder import SentenceTransformerEncoder
+from polyembed.models.encoder import ENCODER_KINDS, ForeignEncoder, SentenceEncoder, SentenceTransformerEncoder
 from polyembed.outputs import atomic_dir
-
-if TYPE_CHECKING:
-    from polyembed.models.modular import ModularEncoder
-    from polyembed.models.onnx_export import OnnxEncoder
 
 
 class ModelNotAvailableError(PolyembedError):
@@ -193,27 +190,20 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(
-    name_or_path: str, *, device: str | None = "cpu"
-) -> SentenceTransformerEncoder | OnnxEncoder | ModularEncoder:
+def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
-    Face id, an ONNX export (`polyembed export`: its folder gives the int8 graph, a .onnx file in it that
-    graph), a modular bundle (`polyembed.models.modular`), or a model with language embeddings
-    (`polyembed.models.language_embedding`).
+    Face id, or a folder of a registered encoder kind (`ENCODER_KINDS`: an ONNX export, whose folder gives the
+    int8 graph and a .onnx file in it that graph; a modular bundle; a model with language embeddings).
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     """
     from sentence_transformers import SentenceTransformer
 
-    from polyembed.models.language_embedding import LanguageEmbeddingEncoder, language_embedding_ids
-    from polyembed.models.modular import ModularEncoder, is_modular_bundle
-    from polyembed.models.onnx_export import is_onnx_export, load_onnx
-
-    if is_onnx_export(name_or_path):
-        return load_onnx(name_or_path, name=name_or_path)
-    if is_modular_bundle(name_or_path):
-        return ModularEncoder(name_or_path, name=name_or_path, device=device or "cpu")
+    local = Path(name_or_path).expanduser()
+    for kind in ENCODER_KINDS:
+        if kind.can_load(local):
+            return kind.load(local, name=name_or_path, device=device)
     target, local_only = resolve_model_path(name_or_path)
     try:
         model = SentenceTransformer(target, device=device, local_files_only=local_only)
@@ -227,10 +217,27 @@ def load_model(
                 f"use a built-in ({', '.join(BUILTIN_MODELS)}) or a local folder"
             ) from err
         raise ModelNotAvailableError(f"could not load model '{name_or_path}': {err}") from err
-    path = target if Path(target).exists() else None
-    if language_embedding_ids(model):
-        return LanguageEmbeddingEncoder(model, name=name_or_path, path=path)
-    return SentenceTransformerEncoder(model, name=name_or_path, path=path)
+    return wrap_sentence_transformer(model, name_or_path, target if Path(target).exists() else None)
+
+
+def wrap_sentence_transformer(model: Any, name: str, path: str | None = None) -> SentenceTransformerEncoder:
+    """A loaded sentence-transformers model as the registered kind that claims it (`can_wrap`: language
+    embeddings, ...), else as a plain SentenceTransformerEncoder."""
+    kind = next((kind for kind in ENCODER_KINDS
+                 if issubclass(kind, SentenceTransformerEncoder) and kind.can_wrap(model)), SentenceTransformerEncoder)
+    return kind(model, name=name, path=path)
+
+
+def as_encoder(model: Any) -> SentenceEncoder:
+    """A SentenceEncoder for a model name or folder (`load_model`), an encoder, or any object with `encode`."""
+    if isinstance(model, SentenceEncoder):
+        return model
+    if isinstance(model, str | Path):
+        return load_model(str(model))
+    library = sys.modules.get("sentence_transformers")  # loaded already when `model` is one of its models
+    if library is not None and isinstance(model, library.SentenceTransformer):
+        return wrap_sentence_transformer(model, type(model).__name__)
+    return ForeignEncoder(model)
 
 
 def as_sentence_transformer(model: Any, purpose: str = "use") -> tuple[Any, str]:

@@ -34,7 +34,7 @@ import numpy as np
 
 from polyembed.errors import PolyembedError
 from polyembed.languages import normalize_language
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, register_encoder_kind
 
 BUNDLE_FILE = "polyembed_modular.json"
 Mode = Literal["mono", "cross"]
@@ -55,8 +55,17 @@ def is_modular_bundle(path: str | Path) -> bool:
     return (Path(path) / BUNDLE_FILE).is_file()
 
 
+@register_encoder_kind
 class ModularEncoder(SentenceEncoder):
     """A SentenceEncoder over per-language encoders; see the module docstring."""
+
+    @classmethod
+    def can_load(cls, path: Path) -> bool:
+        return is_modular_bundle(path)
+
+    @classmethod
+    def load(cls, path: Path, *, name: str, device: str | None) -> ModularEncoder:
+        return cls(path, name=name, device=device or "cpu")
 
     def __init__(self, folder: str | Path, name: str | None = None, device: str = "cpu") -> None:
         folder = Path(folder)

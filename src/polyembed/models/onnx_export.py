@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.errors import PolyembedError
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
 
 CONFIG_FILE = "polyembed_onnx.json"
 FP32_FILE = "model.onnx"
@@ -171,8 +171,18 @@ def export_onnx(
     return out_dir
 
 
+@register_encoder_kind
 class OnnxEncoder(SentenceEncoder):
     """A SentenceEncoder on an exported ONNX graph (onnxruntime, CPU)."""
+
+    @classmethod
+    def can_load(cls, path: Path) -> bool:
+        return is_onnx_export(path)
+
+    @classmethod
+    def load(cls, path: Path, *, name: str, device: str | None) -> OnnxEncoder:
+        """The int8 graph of an export folder when it has one, or the .onnx file named (CPU: `device` unused)."""
+        return load_onnx(path, name=name)
 
     def __init__(self, folder: str | Path, graph: str | None = None, name: str | None = None) -> None:
         import onnxruntime as ort
@@ -225,9 +235,7 @@ class OnnxEncoder(SentenceEncoder):
                 None, {"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask}
             )[0]
             out[rows] = _pool(hidden, mask, self.settings.pooling)
-        if self.settings.normalize:
-            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
+        return normalize_rows(out) if self.settings.normalize else out
 
 
 def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ from polyembed.models.tokenizer_surgery import (
     transformer_parts,
     wrap_tokenizer,
 )
+
+logger = logging.getLogger(__name__)
 
 REPORT_FILE = "polyembed_pruning.json"
 _SUPPORTED_MODELS = ("Unigram", "WordPiece", "WordLevel")
@@ -241,7 +244,7 @@ def prune_vocabulary(
     )
     save_model_atomically(pruned, output_dir, {REPORT_FILE: json.dumps(asdict(report), indent=2) + "\n"})
     if verbose:
-        print(
+        logger.info(
             f"pruned vocabulary: kept {report.kept_tokens:,} of {report.original_tokens:,} tokens; "
             f"parameters {report.parameters_before:,} -> {report.parameters_after:,} ({output_dir})"
         )

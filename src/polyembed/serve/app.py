@@ -26,26 +26,22 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from polyembed.config import Options, option
 from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder, as_encoder
+from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.loading import as_encoder
 
 
 @dataclass(frozen=True)
-class ServerLimits:
+class ServerLimits(Options):
     """What one request may ask for; larger requests get a 400 (OpenAI allows 2048 inputs per request)."""
 
-    max_inputs: int = 2048
-    max_input_chars: int = 20_000
-    max_batch_size: int = 64
-    max_wait_ms: float = 5.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_inputs", "max_input_chars", "max_batch_size"):
-            if getattr(self, name) < 1:
-                raise PolyembedError(f"--{name.replace('_', '-')}: expected 1 or more, got {getattr(self, name)}")
-        if not 0 <= self.max_wait_ms <= 10_000:
-            raise PolyembedError(f"--max-wait-ms: expected 0 to 10000, got {self.max_wait_ms}")
+    max_inputs: int = option(2048, "Most inputs in one request.", minimum=1)
+    max_input_chars: int = option(20_000, "Longest input, in characters.", minimum=1)
+    max_batch_size: int = option(64, "Most sentences encoded together.", minimum=1)
+    max_wait_ms: float = option(5.0, "How long a request waits for others to share its batch.", minimum=0,
+                                maximum=10_000)
 
 
 class EmbeddingRequest(BaseModel):

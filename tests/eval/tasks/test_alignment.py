@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polyembed.errors import PolyembedError
-from polyembed.eval.base import get_task
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import run_tasks
 from polyembed.models.loading import load_model
 from tests.helpers import tiny_sentence_transformer

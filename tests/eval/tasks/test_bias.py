@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from polyembed.errors import PolyembedError, UnknownLanguageError
-from polyembed.eval.base import get_task
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import run_tasks
 from polyembed.eval.tasks.bias import BIAS_TRACKS, _row_spearman, bootstrap_difference, language_bias
 from polyembed.models.encoder import SentenceEncoder

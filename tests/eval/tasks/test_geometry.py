@@ -12,7 +12,7 @@ from sklearn.metrics import calinski_harabasz_score
 
 from polyembed.data.types import MultiwayText
 from polyembed.errors import PolyembedError
-from polyembed.eval.base import get_task
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.geometry import (
     GeometryKardesTask,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
-from polyembed.eval.base import get_task
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.mcqa import BelebeleTask, KardesXcopaTask, XcopaTask, choose_by_similarity, qa_pair
 

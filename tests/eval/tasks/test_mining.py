@@ -10,9 +10,11 @@ import pytest
 
 from polyembed.data.types import ParallelText
 from polyembed.errors import PolyembedError, UnknownLanguageError
-from polyembed.eval.base import Score, get_task
+from polyembed.eval.base import Score
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.mining import DEFAULT_MINING_SUBSETS, comparable_splits
+from tests.helpers import write_lines
 
 
 def synthetic_pair(n: int, seed: int = 0) -> ParallelText:
@@ -23,9 +25,6 @@ def synthetic_pair(n: int, seed: int = 0) -> ParallelText:
     return ParallelText([s.upper() for s in english], english, "deu", "eng")
 
 
-def write(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
 
 
 def by_metric(scores: list[Score], subset: str) -> dict[str, float]:
@@ -82,8 +81,8 @@ class RandomEncoder:
 def _synthetic_root(tmp_path: Path) -> Path:
     pair = synthetic_pair(600, seed=1)
     folder = tmp_path / "tatoeba-challenge-v2021-08-07" / "deu-eng"
-    write(folder / "tatoeba-test-v2021-08-07.deu", pair.source)
-    write(folder / "tatoeba-test-v2021-08-07.eng", pair.target)
+    write_lines(folder / "tatoeba-test-v2021-08-07.deu", pair.source)
+    write_lines(folder / "tatoeba-test-v2021-08-07.eng", pair.target)
     return tmp_path
 
 

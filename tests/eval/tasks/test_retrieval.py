@@ -11,7 +11,8 @@ import pytest
 from polyembed.data.registry import get_dataset
 from polyembed.data.types import ParallelText
 from polyembed.errors import PolyembedError, UnknownLanguageError
-from polyembed.eval.base import Score, get_task
+from polyembed.eval.base import Score
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import EmbeddingCache
 from polyembed.eval.tasks.retrieval import (
     drop_duplicate_rows,
@@ -20,11 +21,7 @@ from polyembed.eval.tasks.retrieval import (
     retrieval_hits,
     xsim_error,
 )
-
-
-def write(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+from tests.helpers import write_lines
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:
@@ -81,8 +78,8 @@ def test_retrieval_hits_hand_case() -> None:
 def test_tatoeba_task_on_synthetic_data(tmp_path: Path, hashing_encoder) -> None:
     deu = ["der hund schläft", "die katze isst fisch", "ich trinke wasser", "wir gehen nach hause", "es regnet heute"]
     eng = ["the dog sleeps", "the cat eats fish", "i drink water", "we go home", "it rains today"]
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", deu)
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", eng)
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", deu)
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", eng)
     context = EmbeddingCache(hashing_encoder, tmp_path, show_progress=False)
     scores = get_task("tatoeba", languages=["deu"]).evaluate(context)
     x, e = hashing_encoder.encode(deu), hashing_encoder.encode(eng)
@@ -111,8 +108,8 @@ class TableEncoder:
 def test_directions_are_not_swapped(tmp_path: Path) -> None:
     # x0 -> p0 and x1 -> p1 (x2pivot 100 %); p0 -> x0 but p1 -> x0 (0.90 > 0.89): pivot2x 50 %
     table = {"x0": [1.0, 0.0], "x1": [0.6, 0.8], "p0": [1.0, 0.0], "p1": [0.9, 0.436]}
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", ["x0", "x1"])
-    write(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", ["p0", "p1"])
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu", ["x0", "x1"])
+    write_lines(tmp_path / "tatoeba" / "tatoeba.deu-eng.eng", ["p0", "p1"])
     context = EmbeddingCache(TableEncoder(table), tmp_path, show_progress=False)
     values = by_metric(get_task("tatoeba", languages=["deu"], xsim_k=1).evaluate(context), "deu")
     assert (values["accuracy_x2pivot"], values["accuracy_pivot2x"], values["accuracy"]) == (100.0, 50.0, 75.0)
@@ -146,9 +143,9 @@ def test_real_tatoeba_accuracy_equals_brute_force(shared_data: Path, hashing_enc
 
 def test_parallel_retrieval_directory(tmp_path: Path, hashing_encoder) -> None:
     folder = tmp_path / "multi"
-    write(folder / "dev.en", ["red apple", "blue sky", "green grass", "red apple"])
-    write(folder / "dev.fr", ["pomme rouge", "ciel bleu", "herbe verte", "pomme rouge!"])
-    write(folder / "dev.de", ["roter apfel", "blauer himmel", "grünes gras", "roter apfel?"])
+    write_lines(folder / "dev.en", ["red apple", "blue sky", "green grass", "red apple"])
+    write_lines(folder / "dev.fr", ["pomme rouge", "ciel bleu", "herbe verte", "pomme rouge!"])
+    write_lines(folder / "dev.de", ["roter apfel", "blauer himmel", "grünes gras", "roter apfel?"])
     task = get_task("parallel-retrieval", directory=folder, prefix="dev")
     assert task.pivot == "en" and set(task.languages) == {"fr", "de"}
     context = EmbeddingCache(hashing_encoder, tmp_path, show_progress=False)
@@ -172,8 +169,8 @@ def test_parallel_retrieval_directory(tmp_path: Path, hashing_encoder) -> None:
 
 
 def test_parallel_retrieval_needs_a_pivot(tmp_path: Path) -> None:
-    write(tmp_path / "t.fr", ["a"])
-    write(tmp_path / "t.de", ["b"])
+    write_lines(tmp_path / "t.fr", ["a"])
+    write_lines(tmp_path / "t.de", ["b"])
     with pytest.raises(PolyembedError, match="pivot"):
         get_task("parallel-retrieval", directory=tmp_path)
 

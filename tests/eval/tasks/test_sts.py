@@ -10,7 +10,8 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from polyembed.errors import UnknownLanguageError
-from polyembed.eval.base import Score, get_task
+from polyembed.eval.base import Score
+from polyembed.eval.registry import get_task
 from polyembed.eval.runner import run_tasks
 from polyembed.eval.tasks.sts import STS17_CROSS, STS17_MONO
 from polyembed.models.encoder import SentenceEncoder, SentenceTransformerEncoder

@@ -26,9 +26,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "warmup_result": warmup.to_dict()}
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def _warmup(model: Path, bitext: Path, out: Path, **extra: object) -> dict[str, object]:

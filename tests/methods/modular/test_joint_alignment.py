@@ -20,10 +20,7 @@ def encoders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {code: tiny_sentence_transformer(root / code, seed=seed) for seed, code in enumerate(("en", "de", "ru"))}
 
 
-@pytest.fixture(autouse=True)
-def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def _options(encoders: dict[str, Path], out: Path, shared_data: Path, **extra: object) -> dict[str, object]:

@@ -13,11 +13,7 @@ from polyembed.errors import PolyembedError
 from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_pipeline
 from tests.helpers import tiny_sentence_transformer
 
-
-@pytest.fixture(autouse=True)
-def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared_data: Path, tmp_path: Path) -> None:

@@ -18,10 +18,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_sentence_transformer(tmp_path_factory.mktemp("single") / "base", seed=0)
 
 
-@pytest.fixture(autouse=True)
-def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def _options(student: Path, out: Path, shared_data: Path, **extra: object) -> dict[str, object]:

@@ -1,6 +1,6 @@
-"""A toy training method in a test folder: registering a config and a loss is all a new method needs; the
-run folder, resume, CLI command and API call come from `polyembed.methods.base`. Imported by the CLI
-through $POLYEMBED_METHODS=tests.methods.toy."""
+"""A toy training method in a test folder: registering a config, a loss and `build` is all a new method needs;
+the student, the run folder, resume, CLI command and API call come from `polyembed.methods.base`. Imported by
+the CLI through $POLYEMBED_METHODS=tests.methods.toy. The README's how-to shows these files as they are."""
 
 from __future__ import annotations
 
@@ -8,18 +8,16 @@ from typing import Any
 
 from polyembed.methods.base import RunFolder, TrainingJob, TrainingMethod, register_method
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
-from polyembed.methods.base.student import apply_student_options
+from polyembed.methods.base.student import load_student
 from tests.methods.toy.config import ToyConfig
 from tests.methods.toy.losses import TranslationRankingLoss
 
 
 def build(config: ToyConfig, data: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
 
-    student = SentenceTransformer(config.student, device="cpu")
-    apply_student_options(student, config)
+    student = load_student(config.student, config)  # maximum length, frozen parts; `fit` adds its prompt
     english = [s for source in data.train for s in source.english]
     other = [s for source in data.train for s in source.other]
     dev_english = [s for source in data.dev for s in source.english]

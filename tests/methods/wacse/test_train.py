@@ -20,10 +20,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"model": tiny_sentence_transformer(root / "base", seed=0, mask_token=True), "bitext": bitext}
 
 
-@pytest.fixture(autouse=True)
-def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def _options(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, object]:

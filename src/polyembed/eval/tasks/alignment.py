@@ -11,7 +11,6 @@ from polyembed.alignment import EmbeddingAligner, SentencePair, alignment_error_
 from polyembed.alignment.pharaoh import GoldAlignment
 from polyembed.alignment.similarity import METHODS
 from polyembed.data.readers.alignment import read_alignment_gold
-from polyembed.data.registry import get_dataset
 from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
 
@@ -47,7 +46,7 @@ class WordAlignmentTask(Task):
         self.method, self.layer, self.max_pairs = method, layer, max_pairs
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
-        folder = get_dataset("word-alignment-gold").path(context.data_root)
+        folder = self.folder(context)
         scores = []
         for subset in self.languages:
             examples = read_alignment_gold(folder, subset)[: self.max_pairs]

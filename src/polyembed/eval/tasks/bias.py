@@ -115,7 +115,7 @@ class LanguageBias(Task):
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Per-track Spearman rows, then joined / expected / difference (and its bootstrap interval)."""
-        scored = sts17_results(context, self.languages)
+        scored = sts17_results(self, context)
         similarities = [sims for sims, _ in scored.values()]
         gold = [pairs.scores for _, pairs in scored.values()]
         result = language_bias(similarities, gold)

@@ -41,9 +41,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
 from polyembed.data.readers.kardes import KARDES_FOLDERS
-from polyembed.data.readers.multiway import read_multi30k
 from polyembed.data.readers.sts import read_kardes_multiway
-from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultiwayText
 from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -170,7 +168,7 @@ def projection_figure(
     """A matplotlib Figure: 2-D PCA (and t-SNE) of up to `max_ids` translation ids, coloured by language.
 
     Built on `matplotlib.figure.Figure` (Agg canvas), so it never touches pyplot's global state. t-SNE runs
-    500 iterations (about 4 s of CPU for 800 points): enough for a picture, and it keeps the task quick.
+    500 iterations: enough for a picture, and it keeps the task quick.
     """
     from matplotlib.figure import Figure
     from sklearn.decomposition import PCA
@@ -291,7 +289,7 @@ class GeometryKardesTask(_GeometryTask):
 
     def multiway(self, context: EmbeddingProvider) -> MultiwayText:
         """sentence1 of every row in each language, aligned by the index column (see read_kardes_multiway)."""
-        return read_kardes_multiway(get_dataset("kardes-nlu").path(context.data_root), self.languages, self.split)
+        return read_kardes_multiway(self.folder(context), self.languages, self.split)
 
 
 @register_task
@@ -311,4 +309,4 @@ class GeometryMulti30kTask(_GeometryTask):
 
     def multiway(self, context: EmbeddingProvider) -> MultiwayText:
         """The split's captions in the selected languages."""
-        return read_multi30k(get_dataset("multi30k").path(context.data_root), self.split, list(self.languages))
+        return self.read(context, self.split, list(self.languages))

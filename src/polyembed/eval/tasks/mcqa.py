@@ -26,10 +26,7 @@ from polyembed.data.readers.mcqa import (
     XCOPA_LANGUAGES,
     BelebeleItem,
     read_belebele,
-    read_kardes_xcopa,
-    read_xcopa,
 )
-from polyembed.data.registry import get_dataset
 from polyembed.data.types import MultipleChoiceItem
 from polyembed.errors import DataError, PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -101,7 +98,7 @@ class BelebeleTask(Task):
         """Embed each language's passages and QA pairs once, then score every selected subset."""
         pairs = [tuple(subset.split("-")) if "-" in subset else (subset, subset) for subset in self.languages]
         needed = sorted({lang for pair in pairs for lang in pair}, key=list(BELEBELE_FILES).index)
-        folder = get_dataset("belebele").path(context.data_root)
+        folder = self.folder(context)
         items = {lang: read_belebele(folder, lang) for lang in needed}
         if len(items) > 1:
             _check_aligned(folder, items)
@@ -204,7 +201,7 @@ class XcopaTask(_CopaTask):
     )
 
     def _items(self, context: EmbeddingProvider, language: str) -> list[MultipleChoiceItem]:
-        return read_xcopa(get_dataset("xcopa").path(context.data_root), language, self.split)
+        return self.read(context, language, self.split)
 
 
 @register_task
@@ -226,4 +223,4 @@ class KardesXcopaTask(_CopaTask):
     )
 
     def _items(self, context: EmbeddingProvider, language: str) -> list[MultipleChoiceItem]:
-        return read_kardes_xcopa(get_dataset("kardes-xcopa").path(context.data_root), language, self.split)
+        return self.read(context, language, self.split)

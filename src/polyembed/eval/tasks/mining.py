@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from polyembed.data.readers.parallel import read_tatoeba_challenge, read_tico19
-from polyembed.data.registry import get_dataset
 from polyembed.data.types import ParallelText
 from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -163,7 +162,7 @@ class ComparableMining(Task):
     def load_pair(self, context: EmbeddingProvider, subset: str) -> ParallelText:
         """The parallel text behind a subset, X -> English."""
         dataset, language = subset.split(":", 1)
-        folder = get_dataset(dataset).path(context.data_root)
+        folder = self.folder(context, dataset)
         if dataset == "tico19":
             return read_tico19(folder, language)
         return read_tatoeba_challenge(folder, language)

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from polyembed.data.readers.multiway import line_aligned_files, read_line_aligned_directory
-from polyembed.data.readers.parallel import read_tatoeba, read_tatoeba_challenge, read_tico19
 from polyembed.data.registry import DATASETS, TATOEBA_LANGUAGES, get_dataset
 from polyembed.data.types import MultiwayText, ParallelText
 from polyembed.errors import PolyembedError, UnknownLanguageError
@@ -214,7 +213,7 @@ class TatoebaRetrieval(PivotRetrievalTask):
 
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
         """LASER Tatoeba `tatoeba.XXX-eng.*`."""
-        return read_tatoeba(get_dataset("tatoeba").path(context.data_root), language)
+        return self.read(context, language)
 
     def extra_scores(self, language: str, source: np.ndarray, target: np.ndarray, n: int) -> list[Score]:
         """xSIM error rate (%), X -> eng."""
@@ -367,7 +366,7 @@ class Tico19Retrieval(PivotRetrievalTask):
 
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
         """`en-X/tico19-test.{X,en}`."""
-        return read_tico19(get_dataset("tico19").path(context.data_root), language)
+        return self.read(context, language)
 
 
 @register_task
@@ -403,4 +402,4 @@ class TatoebaChallengeRetrieval(PivotRetrievalTask):
 
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
         """`X-eng/` or `eng-X/` test files, always X -> eng."""
-        return read_tatoeba_challenge(get_dataset("tatoeba-challenge").path(context.data_root), language)
+        return self.read(context, language)

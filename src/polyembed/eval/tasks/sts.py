@@ -22,11 +22,8 @@ from polyembed.data.readers.sts import (
     STSB_MULTI_MT_LANGUAGES,
     read_kardes_sts,
     read_semrel,
-    read_sts2017,
     read_stsb_multi_mt,
-    read_stsbenchmark,
 )
-from polyembed.data.registry import get_dataset
 from polyembed.data.types import ScoredPairs
 from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -157,10 +154,11 @@ class StsTask(Task):
 # ----------------------------------------------------------------------------------- sts17
 
 
-def sts17_results(context: EmbeddingProvider, subsets: Sequence[str]) -> dict[str, tuple[np.ndarray, ScoredPairs]]:
-    """Cosine similarities and pairs of the chosen STS2017 tracks (shared with the language-bias task)."""
-    folder = get_dataset("sts2017").path(context.data_root)
-    pair_sets = [read_sts2017(folder, subset) for subset in subsets]
+def sts17_results(task: Task, context: EmbeddingProvider) -> dict[str, tuple[np.ndarray, ScoredPairs]]:
+    """Cosine similarities and pairs of the task's STS2017 tracks (a task that declares sts2017: this one and the
+    language-bias task)."""
+    subsets = task.languages
+    pair_sets = [task.read(context, subset) for subset in subsets]
     similarities = pair_similarities(context, pair_sets)
     return dict(zip(subsets, zip(similarities, pair_sets, strict=True), strict=True))
 
@@ -188,7 +186,7 @@ class Sts17(StsTask):
         """Score every selected track, then the mono/cross averages."""
         results: dict[str, PairResult] = {}
         rows: list[Score] = []
-        for subset, (similarities, pairs) in sts17_results(context, self.languages).items():
+        for subset, (similarities, pairs) in sts17_results(self, context).items():
             results[subset] = score_pairs(subset, similarities, pairs)
             rows += self.result_rows(results[subset], track=STS2017_TRACKS[subset].track)
         mono = [results[s] for s in STS17_MONO if s in results]
@@ -221,7 +219,7 @@ class Stsb(StsTask):
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Score the chosen split."""
-        pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(context.data_root), self.split)
+        pairs = self.read(context, self.split)
         (similarities,) = pair_similarities(context, [pairs])
         return self.result_rows(score_pairs("en", similarities, pairs))
 
@@ -281,7 +279,7 @@ class StsbMultiMt(LimitedStsTask):
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Mono subsets, then en-X cross subsets, then the averages."""
-        folder = get_dataset("stsb-multi-mt").path(context.data_root)
+        folder = self.folder(context)
         mono_pairs = [self.limited(read_stsb_multi_mt(folder, language, self.split)) for language in self.languages]
         cross_pairs = [
             (
@@ -319,7 +317,7 @@ class KardesSts(LimitedStsTask):
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Mono subsets, then every cross pair of the chosen languages, then the averages."""
-        folder = get_dataset("kardes-nlu").path(context.data_root)
+        folder = self.folder(context)
         order = [code for code in self.metadata.languages if code in self.languages]
         mono_pairs = [self.limited(read_kardes_sts(folder, language, split=self.split)) for language in order]
         cross_pairs = [
@@ -353,7 +351,7 @@ class SemRel(StsTask):
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """Score each chosen language, then the average."""
-        folder = get_dataset("semrel2024").path(context.data_root)
+        folder = self.folder(context)
         pair_sets = [read_semrel(folder, language, self.split) for language in self.languages]
         similarities = pair_similarities(context, pair_sets)
         results = [

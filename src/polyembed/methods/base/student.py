@@ -1,4 +1,5 @@
-"""Student-side options every method shares: freezing, dropout, precision, memory accounting."""
+"""The student every method trains: loading it (model, maximum length, prompt), freezing, dropout, memory
+accounting."""
 
 from __future__ import annotations
 
@@ -42,6 +43,27 @@ def set_max_seq_length(model: Any, wanted: int) -> None:
     64 positions would otherwise fail on its first long batch)."""
     limit = getattr(model.tokenizer, "model_max_length", None)
     model.max_seq_length = min(wanted, limit) if isinstance(limit, int) and limit < 1_000_000 else wanted
+
+
+def default_prompt(model: Any) -> str | None:
+    """The prompt the model puts before every input at inference (me5: "query: "), so training sees the same
+    input text as `encode` will."""
+    name = getattr(model, "default_prompt_name", None)
+    return (model.prompts or {}).get(name or "", None)
+
+
+def load_student(reference: str, config: Any, *, apply_options: bool = True) -> Any:
+    """The SentenceTransformer a method trains, from a built-in name, a folder or a Hub id (`load_model`, so
+    me5-small is the offline built-in), at the config's `max_seq_length` (capped at what the model allows),
+    with `apply_student_options` unless a method applies them later. Its prompt is `default_prompt(model)`,
+    which `fit` gives the trainer by default."""
+    from polyembed.models.loading import as_sentence_transformer, load_model
+
+    model, _ = as_sentence_transformer(load_model(reference))
+    set_max_seq_length(model, config.max_seq_length)
+    if apply_options:
+        apply_student_options(model, config)
+    return model
 
 
 def apply_student_options(student: Any, config: Any) -> None:

@@ -12,6 +12,7 @@ Room for methods that are not "one loss on one dataset":
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,8 +26,10 @@ from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.student import peak_memory_mb
+from polyembed.methods.base.student import default_prompt, peak_memory_mb
 from polyembed.models.encoder import resolve_precision
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -54,6 +57,8 @@ class TrainingJob:
     rows_in_steps: Any = None
     """`rows_in_steps(n)`: training rows in the first n steps, exact across a resume (default n x batch)."""
     prompts: Any = None
+    """The trainer's `prompts` (a prefix for every input, or per column); None: the model's own default prompt
+    (`default_prompt`, me5's "query: "), so training sees the input text `encode` will."""
     learning_rate_mapping: dict[str, float] | None = None
     """Parameter-name pattern -> learning rate, over the loss module's parameters (`model.` for the encoder,
     e.g. `head.` for a trainable part of the loss), as sentence-transformers' `learning_rate_mapping`."""
@@ -190,7 +195,7 @@ def fit(
         logging_steps=max(1, min(50, eval_steps // 2)),
         seed=config.seed,
         bf16=bf16,
-        prompts=job.prompts,
+        prompts=job.prompts if job.prompts is not None else default_prompt(job.model),
         report_to="none",
         disable_tqdm=not show_progress,
         use_cpu=not torch.cuda.is_available(),
@@ -207,7 +212,7 @@ def fit(
     )
     last = run.last_checkpoint() if resume else None
     if resume and show_progress:
-        print(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
+        logger.info(f"resuming from {last}" if last else f"no checkpoint in {run.checkpoints}: starting fresh")
     trainer.train(resume_from_checkpoint=str(last) if last else None)
     evaluated = [entry.get("step") for entry in trainer.state.log_history if job.best_metric in entry]
     if config.checkpoint == "final" and (not evaluated or evaluated[-1] != trainer.state.global_step):

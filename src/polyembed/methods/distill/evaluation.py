@@ -13,13 +13,12 @@ import numpy as np
 from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
 
 from polyembed.data.parallel_sources import ParallelSource
+from polyembed.models.encoder import normalize_rows
 
 
 def _accuracy(first: np.ndarray, second: np.ndarray) -> float:
     """Mean of both directions: row i of `first` finds row i of `second` by cosine, and back."""
-    a = first / np.maximum(np.linalg.norm(first, axis=1, keepdims=True), 1e-12)
-    b = second / np.maximum(np.linalg.norm(second, axis=1, keepdims=True), 1e-12)
-    scores = a @ b.T
+    scores = normalize_rows(first) @ normalize_rows(second).T
     gold = np.arange(len(scores))
     return float(((scores.argmax(axis=1) == gold).mean() + (scores.argmax(axis=0) == gold).mean()) / 2)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import random
 from dataclasses import dataclass, field
@@ -23,13 +24,15 @@ from polyembed.config import ConfigOrigin
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import CONFIG_FILE, RunFolder
-from polyembed.methods.base.student import apply_student_options
+from polyembed.methods.base.student import apply_student_options, load_student
 from polyembed.methods.base.trainer import TrainingJob, TrainResult
 from polyembed.methods.distill.anchors import AnchorText, load_anchor_text
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.evaluation import DistillationDevEvaluator
 from polyembed.methods.distill.losses import LABEL_COLUMN, TEXT_COLUMNS, distillation_loss
 from polyembed.models.encoder import resolve_precision
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CONFIG_FILE", "build_job", "fit_projection", "prepare_data", "train_distill"]
 
@@ -76,7 +79,7 @@ def _teacher_targets(config: DistillConfig, data: Bitext, show_progress: bool) -
     unique = list(dict.fromkeys(english))
     if show_progress:
         new = sum(1 for s in unique if s not in store)
-        print(f"teacher {config.teacher}: {len(unique):,} English sentences to embed ({new:,} not cached)")
+        logger.info(f"teacher {config.teacher}: {len(unique):,} English sentences to embed ({new:,} not cached)")
     store.embed(unique, show_progress_bar=show_progress)
     return teacher, store
 
@@ -84,8 +87,6 @@ def _teacher_targets(config: DistillConfig, data: Bitext, show_progress: bool) -
 def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: Path, verbose: bool):
     """The student SentenceTransformer: loaded, optionally given a transferred vocabulary, followed by a
     least-squares projection into the teacher's space (see `fit_projection`), embeddings optionally frozen."""
-    from polyembed.models.loading import as_sentence_transformer, load_model
-
     name = config.teacher if config.student == "teacher" else config.student
     transfer_report = None
     if config.student_vocabulary == "transfer":
@@ -107,8 +108,7 @@ def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: P
             )
         transfer_report = json.loads((init_dir / REPORT_FILE).read_text(encoding="utf-8"))
         name = str(init_dir)
-    student, _ = as_sentence_transformer(load_model(name))
-    student.max_seq_length = config.max_seq_length
+    student = load_student(name, config, apply_options=False)  # the options apply after the projection is fitted
     teacher_dimension = int(store.embed(data.train[0].english[:1], show_progress_bar=False).shape[1])
     different_model = config.student != "teacher" or config.student_vocabulary == "transfer"
     other_dimension = student.get_embedding_dimension() != teacher_dimension
@@ -193,8 +193,8 @@ class EnglishTargets:
         if weight < 1:
             unique = list(dict.fromkeys(sentences))
             if show_progress:
-                print(f"targets: {weight:g} x teacher + {1 - weight:g} x the untrained student "
-                      f"({len(unique):,} English sentences embedded by the student)")
+                logger.info(f"targets: {weight:g} x teacher + {1 - weight:g} x the untrained student "
+                            f"({len(unique):,} English sentences embedded by the student)")
             vectors = student.encode(unique, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
             self.own = dict(zip(unique, np.asarray(vectors, dtype=np.float32), strict=True))
 
@@ -222,7 +222,8 @@ def _train_dataset(data: DistillData, targets: EnglishTargets, student: Any, sho
     anchored = [s for anchor in data.anchors for s in anchor.sentences]
     if anchored:
         if show_progress:
-            print(f"anchors: {len(anchored):,} sentences in {len(data.anchors)} languages, embedded by the student")
+            logger.info(f"anchors: {len(anchored):,} sentences in {len(data.anchors)} languages, "
+                        "embedded by the student")
         own = student.encode(anchored, batch_size=64, show_progress_bar=show_progress, convert_to_numpy=True)
         english, other = english + anchored, other + anchored
         labels = np.vstack([labels, np.asarray(own, dtype=labels.dtype)])
@@ -253,7 +254,8 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
 
     if show_progress:
         total = sum(len(s) for s in data.train)
-        print(f"bitext: {len(data.train)} sources, {total:,} training pairs, {sum(len(d) for d in data.dev):,} dev")
+        dev = sum(len(d) for d in data.dev)
+        logger.info(f"bitext: {len(data.train)} sources, {total:,} training pairs, {dev:,} dev")
     _, store = _teacher_targets(config, data, show_progress)
     student, transfer_report = build_student(config, data, store, run.path, show_progress)
     english = [s for source in [*data.train, *data.dev] for s in source.english]
@@ -277,7 +279,6 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
             BalancedBatchSampler, source_sizes=sizes, lengths=lengths, processes=processes
         ),
         rows_in_steps=functools.partial(rows_in_steps, source_sizes=sizes, batch_size=step_rows),
-        prompts=(student.prompts or {}).get(student.default_prompt_name or "", None),
         details={"sources": data.describe(), "vocabulary_transfer": transfer_report},
     )
 

@@ -10,6 +10,7 @@ evaluation; phase 2 also the share of each rank among the pairs the classifier l
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import random
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from polyembed.methods.base.bitext import Bitext, parallel_file_specs, prepare_b
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.emmax.config import EmmaxEmConfig, EmmaxWarmupConfig
+
+logger = logging.getLogger(__name__)
 
 STATE_FILE = "emmax_state.safetensors"
 CLASSIFIER_PARAMETERS = r"^head\.classifier\."
@@ -120,9 +123,9 @@ def build_warmup(config: EmmaxWarmupConfig, bitext: Bitext, run: RunFolder, show
                            config.stage, config.encoder_loss, config.classifier_examples, keys, config.momentum, mlm)
     evaluator = _evaluator(bitext, config.batch_size, loss)
     if show_progress:
-        print(f"emmax warm-up ({config.stage}): {len(english):,} pairs, {config.classifier} classifier with "
-              f"{config.ranks} ranks, encoder loss {config.encoder_loss}, classifier examples "
-              f"{config.classifier_examples}, MLM {config.mlm_probability:g}")
+        logger.info(f"emmax warm-up ({config.stage}): {len(english):,} pairs, {config.classifier} classifier with "
+                    f"{config.ranks} ranks, encoder loss {config.encoder_loss}, classifier examples "
+                    f"{config.classifier_examples}, MLM {config.mlm_probability:g}")
     return TrainingJob(
         model=model,
         train_dataset=Dataset.from_dict({"english": english, "other": other}),
@@ -287,8 +290,8 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
     if show_progress:
         shown = ", ".join(f"{code} {count:,}" for code, count in text.counts.items())
         what = "pairs" if config.parallel else "sentences"
-        print(f"emmax EM: {sum(text.counts.values()):,} {what} ({shown}); {classifier.kind} classifier, "
-              f"{classifier.ranks} ranks, queue {config.queue_size}, temperatures {text.temperatures}")
+        logger.info(f"emmax EM: {sum(text.counts.values()):,} {what} ({shown}); {classifier.kind} classifier, "
+                    f"{classifier.ranks} ranks, queue {config.queue_size}, temperatures {text.temperatures}")
     dataset = (Dataset.from_dict({"english": text.english, "other": text.other}) if config.parallel
                else Dataset.from_dict({"text": text.sentences}))
     return TrainingJob(
@@ -313,13 +316,9 @@ def build_em(config: EmmaxEmConfig, text: EmText, run: RunFolder, show_progress:
 
 
 def _student(config: EmmaxWarmupConfig | EmmaxEmConfig) -> tuple[Any, str]:
-    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
-    from polyembed.methods.modular.stage import default_prompt
-    from polyembed.models.loading import as_sentence_transformer, load_model
+    from polyembed.methods.base.student import default_prompt, load_student
 
-    model, _ = as_sentence_transformer(load_model(config.student))
-    set_max_seq_length(model, config.max_seq_length)
-    apply_student_options(model, config)
+    model = load_student(config.student, config)
     return model, default_prompt(model) or ""
 
 

@@ -15,6 +15,7 @@ language's folder.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 from collections.abc import Iterator
@@ -50,6 +51,8 @@ from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig
 from polyembed.methods.modular.stage import check_stage_start
 from polyembed.models.encoder import normalize_rows
+
+logger = logging.getLogger(__name__)
 
 SENTENCE_COLUMN, LABEL_COLUMN = "sentence", "label"
 
@@ -263,13 +266,12 @@ def build_job(
     from datasets import Dataset
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
-    from polyembed.methods.base.student import set_max_seq_length
+    from polyembed.methods.base.student import default_prompt, set_max_seq_length
     from polyembed.methods.modular.losses import (
         CrossModelMultipleNegativesRankingLoss,
         PivotCosineLoss,
         PivotMultipleNegativesRankingLoss,
     )
-    from polyembed.methods.modular.stage import default_prompt
     from polyembed.models.embedding_cache import EmbeddingStore
     from polyembed.models.loading import as_sentence_transformer, load_model
     from polyembed.models.parallel_adapter import (
@@ -282,8 +284,8 @@ def build_job(
     pivot = EmbeddingStore(load_model(config.pivot))
     english = list(dict.fromkeys(data.paraphrases[1] + data.parallel[1] + data.dev[1]))
     if show_progress:
-        print(f"pivot {config.pivot}: {len(english):,} English sentences to embed "
-              f"({sum(1 for s in english if s not in pivot):,} not cached)")
+        logger.info(f"pivot {config.pivot}: {len(english):,} English sentences to embed "
+                    f"({sum(1 for s in english if s not in pivot):,} not cached)")
     pivot.embed(english, show_progress_bar=show_progress)
 
     model, _ = as_sentence_transformer(load_model(config.student))
@@ -315,11 +317,11 @@ def build_job(
         losses["parallel"] = PivotCosineLoss(model, squared=config.parallel_loss == "squared")
         counts.append(config.parallel_batches)
     if show_progress:
-        print(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and {len(data.parallel[0]):,} "
-              f"parallel pairs, {len(data.dev[0]):,} dev; trains on {' and '.join(datasets)} batches; dev retrieval "
-              f"before {before['dev_mean_accuracy']:.1f}"
-              + (f", en-{data.language} dev STS before {before['dev_sts_spearman']:.1f}" if data.dev_sts else "")
-              + f"; {trainable:,} adapter parameters train")
+        logger.info(f"alignment ({data.language}): {len(data.paraphrases[0]):,} paraphrase and "
+                    f"{len(data.parallel[0]):,} parallel pairs, {len(data.dev[0]):,} dev; trains on "
+                    f"{' and '.join(datasets)} batches; dev retrieval before {before['dev_mean_accuracy']:.1f}"
+                    + (f", en-{data.language} dev STS before {before['dev_sts_spearman']:.1f}" if data.dev_sts else "")
+                    + f"; {trainable:,} adapter parameters train")
     mixing: Any = {"round-robin": MultiDatasetBatchSamplers.ROUND_ROBIN,
                    "proportional": MultiDatasetBatchSamplers.PROPORTIONAL}[config.batch_mixing]
     if config.batch_mixing == "round-robin" and max(counts) > 1:

@@ -12,6 +12,7 @@ Checkpoints hold each language's adapter files; `model/` is a `ModularEncoder` b
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import random
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig, JointAlignmentConfig
+
+logger = logging.getLogger(__name__)
 
 PIVOT = "en"
 
@@ -165,8 +168,7 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
     from sentence_transformers.sentence_transformer.modules import Router
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
-    from polyembed.methods.base.student import set_max_seq_length
-    from polyembed.methods.modular.stage import default_prompt
+    from polyembed.methods.base.student import default_prompt, set_max_seq_length
     from polyembed.models.modular import write_bundle
     from polyembed.models.parallel_adapter import (
         ParallelAdapterConfig,
@@ -196,8 +198,8 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
     loss = MultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
     if show_progress:
         counts = ", ".join(f"{names[pair]} {len(rows[0]):,}" for pair, rows in data.pairs.items())
-        print(f"all-pairs alignment: {counts} pairs; dev retrieval before {before['dev_mean_accuracy']:.1f}; "
-              f"{trainable:,} adapter parameters train")
+        logger.info(f"all-pairs alignment: {counts} pairs; dev retrieval before {before['dev_mean_accuracy']:.1f}; "
+                    f"{trainable:,} adapter parameters train")
 
     def save_bundle(_: Any, folder: Path) -> None:
         write_bundle(Path(folder), encoders, PIVOT)

@@ -10,6 +10,7 @@ held-out MLM loss and perplexity before and after.
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.modular.config import LANGUAGE_TEXT_DATASETS, LanguageAdaptationConfig
 from polyembed.methods.modular.stage import check_stage_start
+
+logger = logging.getLogger(__name__)
 
 TEXT_COLUMN = "text"
 
@@ -99,20 +102,22 @@ def build_job(
     the dev measure (also measured once before training)."""
     from datasets import Dataset
 
+    from polyembed.methods.base.student import load_student
     from polyembed.methods.modular.evaluation import HeldOutMLMEvaluator
     from polyembed.methods.modular.losses import MaskedLanguageModelingLoss
-    from polyembed.methods.modular.stage import add_stage_adapter, load_stage_encoder
+    from polyembed.methods.modular.stage import add_stage_adapter
     from polyembed.models.lora import merge_lora
 
-    model = load_stage_encoder(config)
+    model = load_student(config.student, config)
     loss = MaskedLanguageModelingLoss(model, config.mlm_probability)
     evaluator = HeldOutMLMEvaluator(text.heldout, loss, batch_size=config.batch_size, seed=config.seed)
     before = evaluator(model)
     trainable, total = add_stage_adapter(model, config, train_embeddings=config.train_embeddings)
     if show_progress:
-        print(f"language adaptation ({text.language}): {len(text.train):,} sentences, {len(text.heldout):,} held out; "
-              f"held-out perplexity before {before['heldout_perplexity']:.2f}; {trainable:,} of {total:,} "
-              "parameters train")
+        logger.info(f"language adaptation ({text.language}): {len(text.train):,} sentences, "
+                    f"{len(text.heldout):,} held out; "
+                    f"held-out perplexity before {before['heldout_perplexity']:.2f}; {trainable:,} of {total:,} "
+                    "parameters train")
     return TrainingJob(
         model=model,
         train_dataset=Dataset.from_dict({TEXT_COLUMN: text.train}),

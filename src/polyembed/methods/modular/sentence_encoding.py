@@ -9,6 +9,7 @@ its own paraphrase among all, both directions).
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import SentenceEncodingConfig
 from polyembed.methods.modular.stage import check_stage_start
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -83,16 +86,17 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.modular.stage import add_stage_adapter, default_prompt, load_stage_encoder
+    from polyembed.methods.base.student import default_prompt, load_student
+    from polyembed.methods.modular.stage import add_stage_adapter
     from polyembed.models.lora import merge_lora
 
-    model = load_stage_encoder(config)
+    model = load_student(config.student, config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
     trainable, total = add_stage_adapter(model, config)
     if show_progress:
-        print(f"sentence encoding ({data.language}): {len(data.train[0]):,} paraphrase pairs, "
-              f"{len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.3f}")
+        logger.info(f"sentence encoding ({data.language}): {len(data.train[0]):,} paraphrase pairs, "
+                    f"{len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.3f}")
     return TrainingJob(
         model=model,
         train_dataset=Dataset.from_dict({"anchor": data.train[0], "positive": data.train[1]}),

@@ -15,6 +15,7 @@ the modular encoders' pairs (same sources, dev split and caps).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ from polyembed.methods.modular.config import (
     SentenceEncodingConfig,
     SingleModelConfig,
 )
+
+logger = logging.getLogger(__name__)
 
 PIVOT = "en"
 
@@ -88,18 +91,19 @@ def build_job(config: SingleModelConfig, data: MultilingualPairs, run: RunFolder
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers, MultiDatasetBatchSamplers
 
-    from polyembed.methods.modular.stage import add_stage_adapter, default_prompt, load_stage_encoder
+    from polyembed.methods.base.student import default_prompt, load_student
+    from polyembed.methods.modular.stage import add_stage_adapter
     from polyembed.models.lora import merge_lora
 
-    model = load_stage_encoder(config)
+    model = load_student(config.student, config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
     trainable, total = add_stage_adapter(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
     if show_progress:
         counts = ", ".join(f"{name} {len(pairs[0]):,}" for name, pairs in data.train.items())
-        print(f"single model ({config.pairs}): {counts} pairs, {len(data.dev[0]):,} dev; "
-              f"dev retrieval before {before['dev_mean_accuracy']:.3f}")
+        logger.info(f"single model ({config.pairs}): {counts} pairs, {len(data.dev[0]):,} dev; "
+                    f"dev retrieval before {before['dev_mean_accuracy']:.3f}")
     return TrainingJob(
         model=model,
         train_dataset={name: Dataset.from_dict({"anchor": pairs[0], "positive": pairs[1]})

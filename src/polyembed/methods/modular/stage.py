@@ -1,22 +1,11 @@
-"""What the LoRA-capable stages (LA, SE) share: loading the encoder a stage starts from, and giving it the
-stage's adapter."""
+"""What the LoRA-capable stages (LA, SE) share: giving the encoder the stage's adapter, checking where a stage
+starts."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from polyembed.methods.modular.config import LoraOptions
-
-
-def load_stage_encoder(config: Any) -> Any:
-    """The stage's starting encoder as a SentenceTransformer, with the shared student options applied."""
-    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
-    from polyembed.models.loading import as_sentence_transformer, load_model
-
-    model, _ = as_sentence_transformer(load_model(config.student))
-    set_max_seq_length(model, config.max_seq_length)
-    apply_student_options(model, config)
-    return model
 
 
 def add_stage_adapter(model: Any, config: LoraOptions, train_embeddings: bool = False) -> tuple[int, int]:
@@ -29,13 +18,6 @@ def add_stage_adapter(model: Any, config: LoraOptions, train_embeddings: bool = 
     settings = LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
                             train_embeddings=train_embeddings)
     return add_lora(model, settings), total
-
-
-def default_prompt(model: Any) -> str | None:
-    """The prompt the model puts before every input at inference (me5: "query: "), so training sees the same
-    input text as `encode` will."""
-    name = getattr(model, "default_prompt_name", None)
-    return (model.prompts or {}).get(name or "", None)
 
 
 def check_stage_start(folder: str, language: str, stage: str, previous: str, where: str) -> None:

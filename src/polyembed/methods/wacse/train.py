@@ -4,12 +4,16 @@ dev measure that picks the checkpoint (as the paper does)."""
 
 from __future__ import annotations
 
+import logging
+
 from polyembed.config import ConfigOrigin
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.wacse.config import WacseConfig
+
+logger = logging.getLogger(__name__)
 
 WEIGHTS = {"tr": "tr_weight", "awp": "awp_weight", "wtr": "wtr_weight"}
 
@@ -43,16 +47,12 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     from sentence_transformers.sentence_transformer.modules import Pooling
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.base.student import apply_student_options, set_max_seq_length
-    from polyembed.methods.modular.stage import default_prompt
+    from polyembed.methods.base.student import default_prompt, load_student
     from polyembed.methods.wacse.alignments import align_bitext, link_label, word_token_spans
     from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
     from polyembed.models.language_embedding import add_language_embeddings, language_translation_evaluator
-    from polyembed.models.loading import as_sentence_transformer, load_model
 
-    model, _ = as_sentence_transformer(load_model(config.student))
-    set_max_seq_length(model, config.max_seq_length)
-    apply_student_options(model, config)
+    model = load_student(config.student, config)
     if config.pooling == "cls":
         model[1] = Pooling(model.get_embedding_dimension(), pooling_mode="cls")
     english = [e for source in bitext.train for e in source.english]
@@ -93,9 +93,9 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale,
                                       language_embeddings=bool(type_ids))
     if show_progress:
-        print(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
-              f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
-              f"objectives {', '.join(f'{k} {v}' for k, v in weights.items() if v)}")
+        logger.info(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
+                    f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
+                    f"objectives {', '.join(f'{k} {v}' for k, v in weights.items() if v)}")
     return TrainingJob(
         model=model,
         train_dataset=Dataset.from_dict({"english": english, "other": other, "label": labels}),

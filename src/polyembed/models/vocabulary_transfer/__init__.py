@@ -23,8 +23,7 @@ FOCUS (Dobler & de Melo, EMNLP 2023), as implemented here:
    OLD tokenizer splits its text into (the rule of Fast Vocabulary Transfer, Gee et al. 2022); only a token
    the old tokenizer cannot spell (no pieces, or only its unknown token) stays random. Why: on a small corpus
    many tokens miss ``min_count`` (35% of a 16k vocabulary trained on 20k sentences), and a random row throws
-   away what the old model knew about the token's pieces (for me5-small, decompose scored 2.7 points of
-   cross-lingual STS above random after 400 steps; docs/benchmarks.md, vocabulary comparisons).
+   away what the old model knew about the token's pieces (docs/benchmarks.md compares the two rules).
 
 Auxiliary space (`auxiliary_space`): FOCUS trains fastText (CBOW) on the re-tokenised corpus; "fasttext"
 does that with gensim's FastText and the FOCUS code's settings (`fasttext_embeddings`). The default,

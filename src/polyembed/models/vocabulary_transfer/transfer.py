@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ from polyembed.models.vocabulary_transfer.common import (
 from polyembed.models.vocabulary_transfer.focus import check_choices, focus_embeddings
 from polyembed.models.vocabulary_transfer.tokenizer import train_tokenizer
 from polyembed.outputs import atomic_dir
+
+logger = logging.getLogger(__name__)
 
 
 def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any:
@@ -137,8 +140,8 @@ def transfer_vocabulary(
     report.source = source
     save_model_atomically(swapped, output_dir, {REPORT_FILE: _report_text(report)})
     if verbose:
-        print(report.summary())
-        print(f"saved to {output_dir}")
+        logger.info(report.summary())
+        logger.info(f"saved to {output_dir}")
     return output_dir, report
 
 
@@ -176,20 +179,20 @@ def transfer_vocabulary_per_language(
     with atomic_dir(output_dir) as staging:
         for code, texts in texts_of.items():
             if verbose:
-                print(f"[{code}] {len(texts):,} sentences")
+                logger.info(f"[{code}] {len(texts):,} sentences")
             swapped, report = _transferred_model(st_model, texts, vocab_size=vocab_size, verbose=verbose, **options)
             report.source = source
             save_model_atomically(swapped, staging / code, {REPORT_FILE: _report_text(report)})
             reports[code] = report
             if verbose:
-                print(report.summary())
+                logger.info(report.summary())
         index = {code: {"folder": code, "report": report.to_dict()} for code, report in reports.items()}
         (staging / LANGUAGE_MODELS_INDEX).write_text(
             json.dumps({"source": source, "languages": index}, indent=2, ensure_ascii=False) + "\n",
             encoding="utf-8",
         )
     if verbose:
-        print(f"saved {len(reports)} language models to {output_dir}")
+        logger.info(f"saved {len(reports)} language models to {output_dir}")
     return output_dir, reports
 
 

@@ -1,0 +1,126 @@
+"""The scale benchmark's docs section (export, mining, BUCC, streaming, serving), rendered from the saved JSON of
+`benchmarks/scale.py`."""
+
+from __future__ import annotations
+
+import numpy as np
+from docs_sections import missing_tables, replace_section
+from scale import BAD_REQUESTS, DOCS, END, OUT, START, TABLES, TATOEBA_LANGUAGES, _load
+
+
+def _model_label(name: str) -> str:
+    """A saved student's folder as readers know it: the demo recipe's distilled student."""
+    return "distilled demo student (seed 0)" if name.startswith("results/bench/distill/recipe-minilm-old") else name
+
+
+def _tatoeba_mean(scores: dict[str, float]) -> float:
+    return float(np.mean([v for k, v in scores.items() if k.startswith("tatoeba/") and not k.endswith("avg")]))
+
+
+def render() -> str:
+    lines = [START, "## Scale: export, mining, streaming (issue 17)", ""]
+    exported = _load("export")
+    if exported:
+        columns = [("STS-B test", "stsb/en"), ("STS17 en-en", "sts17/en-en"),
+                   ("stsb-multi-mt en-de", "stsb-multi-mt/en-de")]
+        header = " | ".join(f"{title} | kept" for title, _ in columns)
+        lines += [
+            f"`python benchmarks/scale.py export`: encoding speed on {exported['sentences']} STS-B test sentences "
+            "(batch 64, 2 threads, best of 2); Spearman x100 and Tatoeba accuracy (mean of both directions, "
+            f"{', '.join(TATOEBA_LANGUAGES)}); 'kept': share of the torch fp32 score.",
+            "",
+            f"| model | variant | sentences/s | speed-up | {header} | Tatoeba mean | kept |",
+            "|---|---|---|---|" + "---|---|" * (len(columns) + 1),
+        ]
+        for name, row in exported["rows"].items():
+            base = row["variants"]["torch fp32"]
+
+            for label, result in row["variants"].items():
+                cells = []
+                for _, key in columns:
+                    value, reference = result["scores"].get(key), base["scores"].get(key)
+                    cells += ["-", "-"] if value is None else [f"{value:.2f}", f"{100 * value / reference:.1f}%"]
+                tatoeba, base_tatoeba = _tatoeba_mean(result["scores"]), _tatoeba_mean(base["scores"])
+                cells += [f"{tatoeba:.2f}", f"{100 * tatoeba / base_tatoeba:.1f}%"]
+                lines.append(
+                    f"| {name} | {label} | {result['sentences_per_second']} | "
+                    f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
+                )
+        lines += ["", "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so the share "
+                  "kept there says little.", ""]
+    mined = _load("mining")
+    if mined:
+        lines += [
+            f"`python benchmarks/scale.py mining`: margin mining end to end (both kNN directions, ratio margin, "
+            f"k=4, max) of n x n synthetic {mined['dimension']}-d vectors, target perm[i] = source i + Gaussian "
+            "noise (sd 0.6); each index in a fresh process. 'vectors MB': RSS with both pools made, before "
+            "mining; 'same as exact': share of the exact index's pairs found; F1 against the planted pairs.",
+            "",
+            "| n | index | seconds | vectors MB | peak RSS MB | same as exact | F1 | F1 / exact F1 |",
+            "|---|---|---|---|---|---|---|---|",
+            *[f"| {r['size']:,} | {r['index']} | {r['seconds']} | {r['vectors_rss_mb']} | {r['peak_rss_mb']} | "
+              f"{r['same_as_exact']:.4f} | {r['f1']:.4f} | {r['f1_of_exact']:.4f} |" for r in mined["rows"]],
+            "",
+        ]
+    mined_bucc = _load("bucc")
+    if mined_bucc:
+        subsets = sorted({key.split("/")[0] for row in mined_bucc["rows"].values() for key in row})
+        lines += [
+            "`python benchmarks/scale.py bucc`: the `bucc-like-mining` task (gold pairs are 5 % of each pool, "
+            "the margin threshold fitted on the train split, F1 x100 on test).",
+            "",
+            f"| model | {' | '.join(subsets)} |",
+            "|---|" + "---|" * len(subsets),
+            *[f"| {_model_label(name)} | " + " | ".join(f"{row.get(f'{subset}/f1', float('nan')):.2f}"
+                                                      for subset in subsets) + " |"
+              for name, row in mined_bucc["rows"].items()],
+            "",
+        ]
+    streamed = _load("stream")
+    if streamed:
+        lines += [
+            f"`python benchmarks/scale.py stream`: `encode --shard-size {streamed['shard_size']}` with "
+            f"{streamed['model']}, a fresh process per corpus size.",
+            "",
+            "| lines | seconds | sentences/s | peak RSS MB |",
+            "|---|---|---|---|",
+            *[f"| {r['lines']:,} | {r['seconds']} | {r.get('sentences_per_second', '-')} | {r['peak_rss_mb']} |"
+              for r in streamed["rows"]],
+            "",
+        ]
+        if "resume" in streamed:
+            plain, resume = streamed["plain_sentence_transformers"], streamed["resume"]
+            lines += [
+                f"The same {plain['lines']:,} lines, after loading and a warm-up batch, each in a fresh process "
+                f"(best of {plain.get('repeats', 1)}): plain sentence-transformers "
+                f"`encode` (batch 64, normalised) {plain['sentences_per_second']} sentences/s, `polyembed encode` "
+                f"with the default shard size {plain.get('polyembed_sentences_per_second', '-')} sentences/s. "
+                "Peak RSS with shards of 2,000 lines; the larger corpus repeats the smaller one. Killed (SIGKILL) with "
+                f"{resume['shards_when_killed']} shard files on disk, then run again: "
+                f"{resume['files']} files, {'byte-identical' if resume['identical'] else 'NOT identical'} to the "
+                "uninterrupted run's.",
+                "",
+            ]
+    served = _load("serve")
+    if served:
+        lines += [
+            f"`python benchmarks/scale.py serve`: `polyembed serve -m {served['model']}` on 127.0.0.1, "
+            f"{served['clients']} concurrent clients, one sentence per request, then {len(BAD_REQUESTS)} malformed "
+            "requests and one more good one.",
+            "",
+            "| requests | errors | seconds | requests/s | p50 ms | p99 ms | malformed: statuses | served after |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {served['requests']} | {served['errors']} | {served['seconds']} | {served['requests_per_second']} | "
+            f"{served['p50_ms']} | {served['p99_ms']} | {', '.join(map(str, served['bad_request_statuses']))} | "
+            f"{served['served_after_bad_requests']} |",
+            "",
+        ]
+    lines.append(END)
+    section = "\n".join(lines)
+    present = {name for name in TABLES if _load(name) is not None}
+    missing = missing_tables(DOCS, START, END, {name: f"benchmarks/scale.py {name}" for name in TABLES}, present)
+    if missing:  # results/ is not in git: keep the tables measured elsewhere
+        print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}")
+        return section
+    replace_section(DOCS, START, END, section)
+    return section

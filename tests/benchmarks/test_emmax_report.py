@@ -1,0 +1,59 @@
+"""The EMMA-X benchmark's docs renderer on stored results (tests/benchmarks/fixtures: a real seed-0 run and its
+ablations, as `benchmarks/emmax.py run / ablation --seed 0` saved them on 2026-11-25)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- emmax-authors:start -->\n<!-- emmax-authors:end -->\n\n"
+                  "<!-- emmax-ablation:start -->\n<!-- emmax-ablation:end -->\n")
+
+
+@pytest.fixture
+def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """emmax_report with its results folder, docs file and figure in tmp_path."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
+    import emmax_report
+
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "emmax-authors", results)
+    docs = tmp_path / "docs" / "benchmarks.md"
+    docs.parent.mkdir()
+    docs.write_text(EMPTY_SECTIONS, encoding="utf-8")
+    monkeypatch.setattr(emmax_report, "OUT", results)
+    monkeypatch.setattr(emmax_report, "DOCS", docs)
+    monkeypatch.setattr(emmax_report, "REPO", tmp_path)
+    monkeypatch.setattr(emmax_report, "FIGURE", tmp_path / "docs" / "figures" / "rank-shares.png")
+    return emmax_report, docs, results
+
+
+def test_the_sections_render_from_stored_results_and_again_byte_for_byte(report) -> None:
+    module, docs, _ = report
+    module.render()
+    first = docs.read_text(encoding="utf-8")
+    assert "| phase 1 (warm-up) | 94.3 | 74.1 | 69.9 | 90.4 |" in first  # seed 0's warm-up: head, long-tail, STS17 cross
+    assert "Seeds 0 (cells: mean, then each seed); x86_64, 2 cores." in first
+    assert "| 0 | phase 1 (warm-up) | 150 |" in first  # the classifier table's last warm-up evaluation
+    assert (docs.parent / "figures" / "rank-shares.png").is_file()
+    ablation = first[first.index("<!-- emmax-ablation:start -->"):]
+    assert "| N = 2 |" in ablation and "| FCN classifier |" in ablation
+    assert "| variant | tat | tuk | uig | uzb | aze |" in ablation
+    module.render()
+    assert docs.read_text(encoding="utf-8") == first
+
+
+def test_a_table_whose_results_are_missing_leaves_the_section_alone(report, capsys) -> None:
+    module, docs, results = report
+    shown = EMPTY_SECTIONS.replace("<!-- emmax-authors:end -->",
+                                   "`python benchmarks/emmax.py budget --seed 0`\n<!-- emmax-authors:end -->")
+    docs.write_text(shown, encoding="utf-8")
+    module.render()
+    text = docs.read_text(encoding="utf-8")
+    assert text.startswith(shown.split("<!-- emmax-ablation:start -->")[0])  # no budget JSON: kept as it was
+    assert "left alone" in capsys.readouterr().out
+    assert "| N = 2 |" in text  # the ablation section has its own results and renders
