@@ -1,6 +1,5 @@
-"""A toy evaluation task: one declarative class and its registration are all a new task needs; the runner,
-the embedding cache, the report and `polyembed eval --tasks` come from `polyembed.eval`. The README's how-to
-shows this file as it is."""
+"""A toy evaluation task: one declarative class and its registration are all a new task needs; the runner, the
+embedding cache and the report come from `polyembed.eval`. The README's how-to shows this file as it is."""
 
 from __future__ import annotations
 
