@@ -160,9 +160,9 @@ def encode_command(
     """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
     import numpy as np
 
-    from polyembed.api import encode_lines
     from polyembed.data.io import read_lines
     from polyembed.languages import require_known_language
+    from polyembed.models.encoding import encode_lines
     from polyembed.outputs import atomic_write, check_output_file
 
     if shard_size is not None:

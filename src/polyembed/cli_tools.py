@@ -98,8 +98,8 @@ def serve_command(
     """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health."""
     import uvicorn
 
-    from polyembed.api import load_model
     from polyembed.config import build_config
+    from polyembed.models.loading import load_model
     from polyembed.serve import ServerLimits, create_app
 
     limits, _ = build_config(ServerLimits, None, {"max_inputs": max_inputs, "max_input_chars": max_input_chars,
