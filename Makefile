@@ -6,7 +6,7 @@ export TOKENIZERS_PARALLELISM ?= false
 # transformers and sentence-transformers again, ~10 s each on 2 cores (the test suite starts dozens).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test test-slow lint benchmarks lock
+.PHONY: setup demo test test-slow lint benchmarks render lock
 setup:
 	bash scripts/setup.sh
 
@@ -26,6 +26,10 @@ benchmarks: setup
 	.venv/bin/python benchmarks/eval_suites.py
 	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
 	.venv/bin/python benchmarks/distill.py throughput
+
+# Every generated section of docs/benchmarks.md from the stored results (a section without its JSON stays).
+render: setup
+	.venv/bin/python benchmarks/render_all.py
 
 # Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them).
 lock:

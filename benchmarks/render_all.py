@@ -1,0 +1,30 @@
+"""Rewrite every generated section of docs/benchmarks.md from the stored results (results/bench/):
+`python benchmarks/render_all.py`, or `make render`.
+
+A section whose tables have no stored JSON on this machine is left as it is (each renderer says so), so running
+this never drops a measured table. Not part of it yet: `eval_suites.py --render-only` (it writes the command it
+ran into the section) and `vocabulary_transfer.py` (its section is written after each run)."""
+
+from __future__ import annotations
+
+import importlib
+
+RENDERERS = ("alignment", "distill_report", "emmax_report", "modular", "modular_cla_ablation", "modular_la",
+             "precision", "scale_report", "wacse")
+"""The modules whose `render()` rewrites a docs section from stored JSON (scripts and their *_report modules)."""
+
+
+def main() -> None:
+    from polyembed.messages import show_messages
+
+    show_messages()
+    for name in RENDERERS:
+        print(f"== {name}", flush=True)
+        try:
+            importlib.import_module(name).render()
+        except SystemExit as stop:  # a renderer with nothing stored says what to run first
+            print(stop, flush=True)
+
+
+if __name__ == "__main__":
+    main()
