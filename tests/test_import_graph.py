@@ -1,8 +1,9 @@
 """The import graph of `src/polyembed`: no cycles, and lower layers never import higher ones.
 
 Every import counts, at module level or inside a function (an import inside a function only postpones a
-cycle); imports under `if TYPE_CHECKING:` do not run and do not count. A package's `__init__` importing its own
-modules is an edge like any other; that importing a module first runs its parents' `__init__` files is not.
+cycle), and so do imports under `if TYPE_CHECKING:` (a cycle in the annotations is still two modules that
+need each other). A package's `__init__` importing its own modules is an edge like any other; that importing a
+module first runs its parents' `__init__` files is not.
 """
 
 from __future__ import annotations
@@ -37,22 +38,12 @@ def _modules() -> dict[str, Path]:
 
 
 class _Imports(ast.NodeVisitor):
-    """The dotted names a file imports (`from a.b import c` gives a.b.c when c is a module, else a.b),
-    skipping `if TYPE_CHECKING:` blocks."""
+    """The dotted names a file imports (`from a.b import c` gives a.b.c when c is a module, else a.b)."""
 
     def __init__(self, package: str, modules: set[str]) -> None:
         self.package = package
         self.modules = modules
         self.names: set[str] = set()
-
-    def visit_If(self, node: ast.If) -> None:
-        test = node.test
-        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
-            for child in node.orelse:
-                self.visit(child)
-            return
-        self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
         self.names.update(alias.name for alias in node.names)
@@ -142,11 +133,11 @@ def test_lower_layers_never_import_higher_ones() -> None:
     assert not upward, "imports of a higher layer: " + ", ".join(upward)
 
 
-def test_the_checker_sees_imports_inside_functions_and_skips_type_checking() -> None:
+def test_the_checker_sees_imports_inside_functions_and_under_type_checking() -> None:
     visitor = _Imports("polyembed.models", {"polyembed.models.loading", "polyembed.cli", "polyembed.api"})
     visitor.visit(ast.parse(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from polyembed.api import encode\n"
         "def f():\n    from .loading import load_model\n    import polyembed.cli\n"))
-    assert visitor.names == {"polyembed.models.loading", "polyembed.cli", "typing"}
+    assert visitor.names == {"polyembed.models.loading", "polyembed.cli", "polyembed.api", "typing"}
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

