@@ -179,10 +179,9 @@ def _render_ablations(ablations: list[dict[str, Any]], seeds: list[dict[str, Any
                     "| variant | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns),
                     *[f"| {label} | " + " | ".join(cell([row[c]]) for c in columns) + " |"
                       for label, row in rows.items()], "",
-                    "Long-tail Tatoeba per language:", "",
-                    "| variant | " + " | ".join(LASER[code] for code in LONG_TAIL) + " |",
-                    "|---|" + "---|" * len(LONG_TAIL),
-                    *[f"| {label} | " + " | ".join(cell([row[f'tatoeba {code}']]) for code in LONG_TAIL)
+                    "Tatoeba per language (head, then long-tail):", "",
+                    "| variant | " + " | ".join(LASER.values()) + " |", "|---|" + "---|" * len(LASER),
+                    *[f"| {label} | " + " | ".join(cell([row[f'tatoeba {code}']]) for code in LASER)
                       + " |" for label, row in rows.items()], ""]
     section.append(ABLATION_END)
     replace_section(DOCS, ABLATION_START, ABLATION_END, "\n".join(section))
