@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "bench" / "modular"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- modular:start -->", "<!-- modular:end -->"
+VOCABULARY_START, VOCABULARY_END = "<!-- modular-vocabulary:start -->", "<!-- modular-vocabulary:end -->"
 BASE = "me5-small"
 PIVOT = "en"
 LASER = {code: next(iter(subsets_named(code, TatoebaRetrieval.metadata.languages)), None)
@@ -343,11 +344,16 @@ def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _vocabulary_lines() -> list[str]:
+def render_vocabulary() -> None:
+    """The vocabulary study's own section: its runs are separate from the seeds', so a seed rendered on a machine
+    without them leaves this section as it was."""
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(OUT.glob("vocabulary-*-seed-*.json"))]
     if not runs:
-        return []
-    lines = ["Vocabulary: a new tokenizer with FOCUS-initialised embeddings against the pruned base vocabulary, "
+        if missing_tables(DOCS, VOCABULARY_START, VOCABULARY_END, {"runs": "modular.py vocabulary"}, set()):
+            print("no saved vocabulary runs here: the vocabulary section is left alone")
+        return
+    lines = [VOCABULARY_START,
+             "Vocabulary: a new tokenizer with FOCUS-initialised embeddings against the pruned base vocabulary, "
              "through the same stages (Multi_m mono, Multi_mc cross; `modular.py vocabulary --seed S --language L`):",
              "", "| language | seed | vocabulary | parameters | mono STS | en-X STS | Tatoeba |",
              "|---|---|---|---|---|---|---|"]
@@ -356,10 +362,13 @@ def _vocabulary_lines() -> list[str]:
             row = run_[kind]
             lines.append(f"| {run_['language']} | {run_['seed']} | {kind} | {row['parameters']:,} | "
                          f"{row['mono']:.1f} | {row['cross']:.1f} | {row['tatoeba']:.1f} |")
-    return [*lines, ""]
+    lines.append(VOCABULARY_END)
+    replace_section(DOCS, VOCABULARY_START, VOCABULARY_END, "\n".join(lines))
+    print("\n".join(lines))
 
 
 def render() -> None:
+    render_vocabulary()
     seeds = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(OUT.glob("seed-*.json"))]
     command = "python benchmarks/modular.py run"
     if not seeds:
@@ -400,7 +409,6 @@ def render() -> None:
         "Language routing (`encode` without a language: langid restricted to the bundle's languages) on the "
         f"Tatoeba sentences: {', '.join(f'{code} {value} %' for code, value in routing.items())}.",
         "",
-        *_vocabulary_lines(),
         "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark; "
         "`*`: a stage resumed after an interruption, whose time covers the resumed part only; dev measure, mean "
         "of the seeds: LA held-out MLM loss (the head is new, tied to the input embeddings, so 'before' is an "

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, on_command_line
 
 
 class CleanErrorsGroup(TyperGroup):
@@ -20,9 +20,11 @@ class CleanErrorsGroup(TyperGroup):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            with on_command_line():
+                return super().main(*args, standalone_mode=False, **kwargs)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            with on_command_line():
+                code = super().main(*args, standalone_mode=False, **kwargs)
         except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
             if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
                 typer.echo(err.format_message())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import build_config
+from polyembed.errors import argument
 from polyembed.eval.forgetting import ForgettingReport, forgetting_report, forgetting_task_options
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
@@ -315,7 +316,7 @@ def run_demo(
 
     started = time.perf_counter()
     precision = resolve_precision(precision)
-    out = check_output_dir(out_dir, "--out").resolve()
+    out = check_output_dir(out_dir, argument("--out", "out_dir")).resolve()
     options = {"output_dir": str(out / "run"), **overrides}
     if data_root is not None:
         options["data_root"] = str(data_root)

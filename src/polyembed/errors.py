@@ -3,7 +3,31 @@ module (like `polyembed.languages` and `polyembed.outputs`): data, models, metho
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+_COMMAND_LINE: contextvars.ContextVar[bool] = contextvars.ContextVar("polyembed_command_line", default=False)
+
+
+@contextmanager
+def on_command_line() -> Iterator[None]:
+    """While the CLI runs a command: `argument` names flags. The CLI's root group enters it for every command."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def argument(flag: str, name: str | None = None) -> str:
+    """An input as the caller wrote it, for an error message: the flag ('--output') under the CLI, the Python
+    argument ('out_dir'; by default the flag's own name, '--output' -> 'output') otherwise. Why: a user of the
+    Python API has no flag to fix."""
+    if _COMMAND_LINE.get():
+        return flag
+    return name or flag.lstrip("-").replace("-", "_")
 
 
 class PolyembedError(Exception):

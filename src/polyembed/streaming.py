@@ -36,7 +36,7 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 
 from polyembed.config import ConfigOrigin, Options, option
-from polyembed.errors import DataError, PolyembedError
+from polyembed.errors import DataError, PolyembedError, argument
 from polyembed.integrity import (
     ALGORITHM,
     FolderLock,
@@ -309,12 +309,12 @@ def encode_to_shards(
     options = options or StreamOptions()
     if options.language is not None:
         options = StreamOptions(**{**asdict(options), "language": require_known_language(options.language,
-                                                                                           "--language")})
+                                                                                           argument("--language"))})
     if options.workers > 1 and str(source) == "-":
-        raise PolyembedError("--workers > 1 reads the input once per worker: give a file, not stdin")
+        raise PolyembedError(f"{argument('--workers')} > 1 reads the input once per worker: give a file, not stdin")
     if options.workers > 1 and not isinstance(model, str):
-        raise PolyembedError("--workers > 1 loads the model in each worker: pass its name or folder")
-    folder = check_output_dir(output_dir, "--output")
+        raise PolyembedError(f"{argument('--workers')} > 1 loads the model in each worker: pass its name or folder")
+    folder = check_output_dir(output_dir, argument("--output", "output_dir"))
     if str(source) != "-":
         _open_input(source)[0].close()  # a missing input is refused before anything is created
     model_name = model if isinstance(model, str) else as_encoder(model).name
@@ -324,7 +324,7 @@ def encode_to_shards(
                 "text_column": options.text_column}
     _check_manifest(folder, identity)
     created = make_dirs(folder)
-    lock = FolderLock(folder, "--output")
+    lock = FolderLock(folder, argument("--output", "output_dir"))
     try:
         lock.acquire()
     except BaseException:

@@ -76,7 +76,7 @@ def test_bad_inputs_name_what_is_wrong(tmp_path) -> None:
                    source_embeddings=tmp_path / "short.npy", target_embeddings=tmp_path / "tgt.npy")
     with pytest.raises(PolyembedError, match="^margin: expected one of ratio, distance, absolute, got 'cosine'"):
         _mine(tmp_path, margin="cosine")
-    with pytest.raises(PolyembedError, match="--index IVF999"):
+    with pytest.raises(PolyembedError, match="^index IVF999"):
         _mine(tmp_path, index="IVF999,Flat")  # more cells than sentences: faiss refuses
     (tmp_path / "gap.txt").write_text("a\n\nb\n", encoding="utf-8")
     with pytest.raises(DataError, match="gap.txt:2"):

@@ -36,7 +36,7 @@ def test_auto_is_bf16_only_where_the_cpu_has_it(monkeypatch) -> None:
     monkeypatch.setattr(encoder_module, "bf16_available", lambda: False)
     assert resolve_precision("auto") == "fp32"
     assert resolve_precision("bf16") == "bf16" and resolve_precision("fp32") == "fp32"
-    with pytest.raises(PolyembedError, match="--precision fp16: choose one of fp32, bf16, auto"):
+    with pytest.raises(PolyembedError, match="^precision fp16: choose one of fp32, bf16, auto"):
         resolve_precision("fp16")
 
 

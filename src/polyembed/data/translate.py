@@ -24,7 +24,7 @@ from typing import Any
 
 from polyembed.data.io import read_lines
 from polyembed.data.paraphrases import read_paraphrase_file
-from polyembed.errors import DataError, PolyembedError
+from polyembed.errors import DataError, PolyembedError, argument
 from polyembed.outputs import atomic_write
 
 
@@ -86,13 +86,13 @@ def translate_file(
     from polyembed.outputs import check_not_an_input
 
     path, output = Path(path), Path(output)
-    check_not_an_input(output, [path], "--output")
+    check_not_an_input(output, [path], argument("--output"))
     lines = read_lines(path)
     if not lines:
         raise DataError(path, None, "no sentences to translate")
     pairs = read_paraphrase_file(path) if any("\t" in line for line in lines) else None
     if pairs is None and cross_lingual:
-        raise DataError(path, None, "--cross-lingual needs a paraphrase TSV (two tab-separated columns)")
+        raise DataError(path, None, f"{argument('--cross-lingual')} needs a paraphrase TSV (two tab-separated columns)")
     sources = [s for pair in pairs for s in pair] if pairs else [line.strip() for line in lines]
     distinct = list(dict.fromkeys(sources))
     translated: dict[str, str] = {}

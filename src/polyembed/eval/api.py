@@ -8,7 +8,7 @@ from typing import Any
 
 from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root as resolve_data_root
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.eval.base import Task
 from polyembed.eval.registry import get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
@@ -70,7 +70,8 @@ def evaluate(
     root = resolve_data_root(data_root)
     check_datasets(task_list, root)
     if out_dir is not None:
-        check_output_dir(out_dir, "--out")  # before the model loads: an unwritable folder fails in a second
+        # before the model loads: an unwritable folder fails in a second
+        check_output_dir(out_dir, argument("--out", "out_dir"))
     encoder = with_precision(as_encoder(model), precision)
     if cache:
         from polyembed.models.embedding_cache import EmbeddingStore
@@ -78,7 +79,7 @@ def evaluate(
         encoder = EmbeddingStore(encoder, batch_size=batch_size)
     if out_dir is None:
         return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
-    with publishing(out_dir, "--out") as staging:
+    with publishing(out_dir, argument("--out", "out_dir")) as staging:
         result = run_tasks(
             encoder,
             task_list,

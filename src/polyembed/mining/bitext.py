@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from polyembed.config import ConfigOrigin, Options, option
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.languages import normalize_language, require_known_language
 from polyembed.mining.margin import MinedPair, mine
 from polyembed.models.encoder import SentenceEncoder
@@ -189,14 +189,16 @@ def mine_files(
     options = options or MineOptions(**settings)
     k, margin, mode, threshold, index = options.k, options.margin, options.mode, options.threshold, options.index
     batch_size, workers = options.batch_size, options.workers
-    output = check_output_file(output, "--output", inputs=[source, target, source_embeddings, target_embeddings])
+    output = check_output_file(output, argument("--output"),
+                               inputs=[source, target, source_embeddings, target_embeddings])
     languages = [normalize_language(options.source_language), normalize_language(options.target_language)]
     stream = None
     if workers > 1 or options.backend == "ray":
         from polyembed.streaming import StreamOptions
 
         if not isinstance(model, str):
-            raise PolyembedError("--workers / --backend ray load the model in each worker: pass its name or folder")
+            raise PolyembedError(f"{argument('--workers')} > 1 / {argument('--backend')} ray load the model in each "
+                                 "worker: pass its name or folder")
         stream = StreamOptions(dtype="float32", batch_size=batch_size, workers=workers, backend=options.backend,
                                ray_address=options.ray_address)
     source_lines, target_lines = read_lines(source), read_lines(target)
@@ -235,7 +237,7 @@ def mine_files(
             index_factory=choice.factory, search_parameters=choice.search_parameters,
         )
     except (RuntimeError, ValueError) as err:  # faiss refuses a factory string or finds too few neighbours
-        raise PolyembedError(f"--index {index}: {err}") from None
+        raise PolyembedError(f"{argument('--index')} {index}: {err}") from None
     with atomic_write(output) as handle:  # a tab inside a sentence would shift the columns: written as a space
         for pair in pairs:
             src, tgt = (text.replace("\t", " ") for text in (source_lines[pair.source], target_lines[pair.target]))

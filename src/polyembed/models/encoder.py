@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import DTypeLike
 
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.languages import require_known_language
 
 logger = logging.getLogger(__name__)
@@ -343,10 +343,10 @@ def bf16_available() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def resolve_precision(precision: str, option: str = "--precision") -> str:
+def resolve_precision(precision: str, option: str | None = None) -> str:
     """'fp32' or 'bf16' for a requested precision ('auto': bf16 only where it is native)."""
     if precision not in PRECISIONS:
-        raise PolyembedError(f"{option} {precision}: choose one of {', '.join(PRECISIONS)}")
+        raise PolyembedError(f"{option or argument('--precision')} {precision}: choose one of {', '.join(PRECISIONS)}")
     if precision == "auto":
         return "bf16" if bf16_available() else "fp32"
     return precision
@@ -398,6 +398,6 @@ class Bf16Encoder(WrappedEncoder):
         return np.asarray(vectors, dtype=np.float32)
 
 
-def with_precision(encoder: SentenceEncoder, precision: str, option: str = "--precision") -> SentenceEncoder:
+def with_precision(encoder: SentenceEncoder, precision: str, option: str | None = None) -> SentenceEncoder:
     """`encoder` as is for float32, wrapped in `Bf16Encoder` for bf16 ('auto' resolved here)."""
     return Bf16Encoder(encoder) if resolve_precision(precision, option) == "bf16" else encoder

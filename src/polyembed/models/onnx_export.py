@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
 
 CONFIG_FILE = "polyembed_onnx.json"
@@ -130,15 +130,18 @@ def export_onnx(
 
     given = model if isinstance(model, str | Path) else getattr(model, "path", None)
     if given is not None and is_onnx_export(given):
-        raise PolyembedError(f"--model {given}: already an ONNX export; export the model it was made from")
-    out_dir = check_output_dir(out_dir, "--output")
+        raise PolyembedError(f"{argument('--model')} {given}: already an ONNX export; export the model it was made "
+                             "from")
+    output = argument("--output", "out_dir")
+    out_dir = check_output_dir(out_dir, output)
     remove_stale_staging(out_dir)  # a killed export's hidden staging folder (hundreds of MB)
     present = [p for p in out_dir.iterdir() if not p.name.startswith(STAGING_PREFIX)] if out_dir.is_dir() else []
     if present:
         if not is_onnx_export(out_dir):
-            raise PolyembedError(f"--output {out_dir}: a folder of other files; polyembed never replaces those")
+            raise PolyembedError(f"{output} {out_dir}: a folder of other files; polyembed never replaces those")
         if not overwrite:
-            raise PolyembedError(f"--output {out_dir}: an earlier export is there (add --overwrite to replace it)")
+            raise PolyembedError(f"{output} {out_dir}: an earlier export is there (add "
+                                 f"{argument('--overwrite')} to replace it)")
 
     st_model, source = as_sentence_transformer(model, "export")
     if language_embedding_ids(st_model):
@@ -148,7 +151,7 @@ def export_onnx(
     transformer = st_model[0].auto_model
     tokenizer = st_model.tokenizer
     produced_by = {"model": source, "quantize": quantize, "optimize": optimize}
-    with publishing(out_dir, "--output", produced_by) as staging:  # replaces only the export's own files
+    with publishing(out_dir, output, produced_by) as staging:  # replaces only the export's own files
         tokenizer.save_pretrained(str(staging))
         _export_graph(transformer, tokenizer, staging / FP32_FILE)
         if optimize:

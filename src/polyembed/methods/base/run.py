@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from polyembed.config import dump_config
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.methods.base.distributed import is_main_process
 from polyembed.models.saving import save_model_atomically
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
@@ -53,7 +53,7 @@ class RunFolder:
         differ); a fresh run needs an empty folder, and `overwrite` only ever deletes a polyembed run folder."""
         if not is_main_process():
             return
-        check_output_dir(self.path, "--output-dir")
+        check_output_dir(self.path, argument("--output-dir"))
         saved = self.path / CONFIG_FILE
         if resume:
             if saved.is_file():

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from polyembed.config import ConfigOrigin, option
 from polyembed.data.parallel_sources import check_language
 from polyembed.environment import require
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.outputs import atomic_write
 
 PIVOT = "en"
@@ -238,14 +238,17 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     origin = ConfigOrigin()
     languages = [check_language(code, origin.where("languages", i)) for i, code in enumerate(config.languages)]
     if PIVOT in languages:
-        raise PolyembedError("--languages: English is the pivot and always built; list the other languages")
+        raise PolyembedError(f"{argument('--languages')}: English is the pivot and always built; list the other "
+                             "languages")
     if not languages:
-        raise PolyembedError("--languages: give at least one language besides English")
+        raise PolyembedError(f"{argument('--languages')}: give at least one language besides English")
     if config.adapter == "lora":
         require(("peft",), "polyembed train modular pipeline")
     if config.alignment != "bilingual" and _cla_options(config) != _cla_options(ModularPipelineConfig()):
-        raise PolyembedError("--cla-paraphrase-batches, --cla-parallel-batches, --cla-dev-measure and "
-                             f"--cla-paraphrase-loss apply to bilingual CLA only, not --alignment {config.alignment}")
+        names = [argument(f"--cla-{name}") for name in ("paraphrase-batches", "parallel-batches", "dev-measure",
+                                                          "paraphrase-loss")]
+        raise PolyembedError(f"{', '.join(names[:-1])} and {names[-1]} apply to bilingual CLA only, not "
+                             f"{argument('--alignment')} {config.alignment}")
     _check_inputs(config, languages)
     root = Path(config.output_dir).expanduser().resolve()
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
