@@ -28,12 +28,12 @@ from result_files import load_json, write_json
 
 START, END = "<!-- modular-la:start -->", "<!-- modular-la:end -->"
 VARIANTS: dict[str, dict[str, Any] | None] = {
-    "pipeline": {},  # the pipeline's own LA (and SE) run: LoRA, trainable embeddings, its learning rate
+    "pipeline": {},  # the seed's own pipeline LA (and SE) run: LoRA, trainable embeddings, its learning rate
     "frozen-embeddings": {"train_embeddings": False},
     "low-lr": {"learning_rate": 5e-5},
     "skip": None,  # no LA: SE starts from the pruned vocabulary
 }
-LABELS = {"pipeline": "LA as in the pipeline (LoRA, trainable embeddings)",
+LABELS = {"pipeline": "LA as in the seed's pipeline (LoRA, trainable embeddings)",
           "frozen-embeddings": "LA with the embedding matrix frozen", "low-lr": "LA at 5e-5", "skip": "no LA"}
 
 
@@ -62,6 +62,13 @@ def _retrieval(model_dir: str, pivot: str, language: str, seed: int, dev_pairs: 
     metrics = PivotAlignmentEvaluator(data.dev[0], english, batch_size=64)(SentenceTransformer(model_dir,
                                                                                                device="cpu"))
     return round(float(metrics["dev_mean_accuracy"]), 2)
+
+
+def _learning_rate(run_folder: Path) -> float:
+    """The learning rate an LA run trained at, from its config.yaml (the stage's default changes over time)."""
+    import yaml
+
+    return float(yaml.safe_load((run_folder / "config.yaml").read_text(encoding="utf-8"))["learning_rate"])
 
 
 def _test_scores(bundle: Any, language: str) -> dict[str, float]:
@@ -114,6 +121,9 @@ def run(seed: int, languages: list[str], variants: list[str]) -> None:
             rows["before"] = _measure(out / code / "before" / "bundle", pivot, code, vocabulary, config, True)
             write_json(out / "results.json", results)
         for name in variants:
+            if name == "pipeline" and name in rows and "learning_rate" not in rows[name]:
+                rows[name]["learning_rate"] = _learning_rate(Path(stages["la"]["model_dir"]).parent)
+                write_json(out / "results.json", results)
             if name in rows:
                 continue
             options = VARIANTS[name]
@@ -121,6 +131,7 @@ def run(seed: int, languages: list[str], variants: list[str]) -> None:
             row: dict[str, Any] = {}
             if name == "pipeline":
                 la_dir, se_dir = stages["la"]["model_dir"], stages["se"]["model_dir"]
+                row["learning_rate"] = _learning_rate(Path(la_dir).parent)
             else:
                 start = vocabulary
                 la_dir = None
@@ -173,12 +184,14 @@ def _seed_lines(results: dict[str, Any]) -> list[str]:
         for name, row in rows.items():
             if name == "before":
                 continue
+            label = LABELS[name] if "learning_rate" not in row else \
+                f"{LABELS[name].removesuffix(')')}, {row['learning_rate']:g})"
             if "after_la" in row:
                 la = row["after_la"]
-                lines.append(f"| {code} | {LABELS[name]}: after LA | {_cell(la, 'mono')} | {_cell(la, 'cross')} | "
+                lines.append(f"| {code} | {label}: after LA | {_cell(la, 'mono')} | {_cell(la, 'cross')} | "
                              f"{_cell(la, 'retrieval')} | | | | |")
             se = row["after_se"]
-            lines.append(f"| {code} | {LABELS[name]}: after SE | {_cell(se, 'mono')} | {_cell(se, 'cross')} | "
+            lines.append(f"| {code} | {label}: after SE | {_cell(se, 'mono')} | {_cell(se, 'cross')} | "
                          f"{_cell(se, 'retrieval')} | {_cell(se, 'test_mono')} | {_cell(se, 'test_cross')} | "
                          f"{_cell(se, 'test_tatoeba')} | {'yes' if name == chosen else ''} |")
     return lines

@@ -328,6 +328,8 @@ CASES: list[tuple[str, list[str], str]] = [
                           "de={tmp}/good.txt"], "good.txt:1"),
     ("modular-pipeline-bad-preset", ["train", "modular", "pipeline", "--preset", "tiny"], "--preset"),
     ("modular-pipeline-bad-alignment", ["train", "modular", "pipeline", "--alignment", "pairs"], "--alignment"),
+    ("modular-pipeline-skip-la-unlisted", ["train", "modular", "pipeline", "--languages", "de,kk", "--skip-la", "ru"],
+     "--skip-la: 'ru' is not one of the languages (de, kk) nor 'all'"),
     ("translate-bad-beams", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/t.tsv", "-m", "{tmp}/afolder",
                              "--num-beams", "0"], "--num-beams"),
     ("modular-se-no-la-result", ["train", "modular", "se", "--language", "kk", "--student", "{tmp}/kk-la/model"],

@@ -3,6 +3,7 @@ stage's run folder, the bundle, pipeline.json, and a rerun that skips the finish
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -39,10 +40,14 @@ def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared
     again = run_pipeline(config, show_progress=False)
     assert (tmp_path / "run" / "de" / "la" / "training.json").stat().st_mtime_ns == written
     assert again["languages"] == json.loads((tmp_path / "run" / "pipeline.json").read_text())["languages"]
+    # a rerun that would change what a finished stage trained on is refused, not silently reused
+    changed = dataclasses.replace(config, skip_la=["de"])
+    with pytest.raises(PolyembedError, match=r"de/se holds a finished stage trained with other options \(student: "):
+        run_pipeline(changed, show_progress=False)
 
 
 def test_cla_options_apply_to_bilingual_alignment_only(tmp_path: Path) -> None:
-    with pytest.raises(PolyembedError, match="bilingual CLA only, not --alignment all-pairs"):
+    with pytest.raises(PolyembedError, match="^cla_paraphrase_batches, .* bilingual CLA only, not alignment all-pairs"):
         run_pipeline(ModularPipelineConfig(languages=["de"], alignment="all-pairs", cla_dev_measure="sts",
                                            output_dir=str(tmp_path / "run")))
     assert not (tmp_path / "run").exists()
@@ -65,7 +70,7 @@ def test_all_pairs_alignment_is_one_joint_stage_for_every_language(shared_data: 
     from polyembed.models.loading import load_model
 
     base = tiny_sentence_transformer(tmp_path / "base", seed=0)
-    config = ModularPipelineConfig(languages=["de", "ru"], base=str(base), vocabulary="keep", skip_la=True,
+    config = ModularPipelineConfig(languages=["de", "ru"], base=str(base), vocabulary="keep", skip_la=["all"],
                                    se_steps=2, cla_steps=2, batch_size=8, max_pairs=40, dev_pairs=10,
                                    alignment="all-pairs", precision="fp32", output_dir=str(tmp_path / "run"))
     summary = run_pipeline(config, show_progress=False)
@@ -75,3 +80,17 @@ def test_all_pairs_alignment_is_one_joint_stage_for_every_language(shared_data: 
     assert bundle.languages == ["de", "en", "ru"]
     assert (tmp_path / "run" / "bundle" / "ru" / "parallel_adapter.json").is_file()
     assert not (tmp_path / "run" / "bundle" / "en" / "parallel_adapter.json").exists()
+
+
+def test_skip_la_names_languages_of_the_pipeline(tmp_path: Path) -> None:
+    from polyembed.config import build_config
+
+    config = ModularPipelineConfig(languages=["de", "kk"], skip_la=["kaz"])
+    assert config.skips_la("kk") and not config.skips_la("de")
+    assert ModularPipelineConfig(languages=["de", "kk"], skip_la=["all"]).skips_la("de")
+    with pytest.raises(PolyembedError, match=r"^skip_la: 'ru' is not one of the languages \(de, kk\) nor 'all'"):
+        ModularPipelineConfig(languages=["de", "kk"], skip_la=["ru"])
+    path = tmp_path / "pipeline.yaml"
+    path.write_text("languages: [de, kk]\nskip_la:\n  - kk\n  - ru\n", encoding="utf-8")
+    with pytest.raises(PolyembedError, match=r"pipeline.yaml:4: skip_la: 'ru' is not one of the languages"):
+        build_config(ModularPipelineConfig, path)

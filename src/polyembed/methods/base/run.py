@@ -57,7 +57,7 @@ class RunFolder:
         saved = self.path / CONFIG_FILE
         if resume:
             if saved.is_file():
-                self._check_same_options(saved, config)
+                self._check_same_options(config)
             if (self.path / SUMMARY_FILE).is_file():  # the trainer would run one more step past the end
                 raise PolyembedError(
                     f"{self.path} holds a finished run ({SUMMARY_FILE}; its model is in {self.model_dir}): nothing "
@@ -75,10 +75,12 @@ class RunFolder:
                     "refusing to delete it with --overwrite; choose an empty or new --output-dir"
                 )
 
-    def _check_same_options(self, saved: Path, config: Any) -> None:
+    def option_differences(self, config: Any) -> str | None:
+        """None when the folder's config.yaml holds `config`'s options (housekeeping aside; an option newer than
+        the folder counts as its default); else what differs, 'key: A in the run, B now; ...'."""
         now = {key: value for key, value in dataclasses.asdict(config).items() if key not in HOUSEKEEPING_OPTIONS}
         try:
-            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+            before = yaml.safe_load((self.path / CONFIG_FILE).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             before = None
         if isinstance(before, dict):
@@ -87,16 +89,19 @@ class RunFolder:
             before = {**{key: value for key, value in _defaults(config).items() if key in now and key not in before},
                       **before}
         if before == now:
-            return
-        if isinstance(before, dict):
-            keys = [key for key in now if before.get(key) != now[key]] + [key for key in before if key not in now]
-            differ = "; ".join(f"{key}: {before.get(key)!r} in the run, {now.get(key)!r} now" for key in keys)
-        else:
-            differ = "it cannot be read"
-        raise PolyembedError(
-            f"cannot resume in {self.path}: its {CONFIG_FILE} differs from this run's options ({differ}); "
-            "resume with the same options, or pass --overwrite to start again"
-        )
+            return None
+        if not isinstance(before, dict):
+            return f"its {CONFIG_FILE} cannot be read"
+        keys = [key for key in now if before.get(key) != now[key]] + [key for key in before if key not in now]
+        return "; ".join(f"{key}: {before.get(key)!r} in the run, {now.get(key)!r} now" for key in keys)
+
+    def _check_same_options(self, config: Any) -> None:
+        differ = self.option_differences(config)
+        if differ is not None:
+            raise PolyembedError(
+                f"cannot resume in {self.path}: its {CONFIG_FILE} differs from this run's options ({differ}); "
+                "resume with the same options, or pass --overwrite to start again"
+            )
 
     @contextlib.contextmanager
     def started(self, config: Any, resume: bool, overwrite: bool) -> Iterator[RunFolder]:

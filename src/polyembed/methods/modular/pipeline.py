@@ -17,10 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from polyembed.config import ConfigOrigin, option
+from polyembed.config import ConfigOrigin, Options, option
 from polyembed.data.parallel_sources import check_language
 from polyembed.environment import require
 from polyembed.errors import PolyembedError, argument
+from polyembed.languages import normalize_language
 from polyembed.outputs import atomic_write
 
 PIVOT = "en"
@@ -38,7 +39,7 @@ every stage for a few steps on a few pairs, the whole path in minutes on a CPU (
 
 
 @dataclass
-class ModularPipelineConfig:
+class ModularPipelineConfig(Options):
     """Options of `polyembed train modular pipeline` (each stage's own options keep their defaults)."""
 
     preset: Literal["none", "smoke"] = option(
@@ -53,7 +54,11 @@ class ModularPipelineConfig:
     )
     vocabulary_size: int = option(50000, "Tokens of a 'new' vocabulary (paper: 50k).", minimum=100)
     adapter: Literal["lora", "full"] = option("lora", "LA and SE: LoRA adapters (ACL 2025) or full tuning (arXiv).")
-    skip_la: bool = option(False, "Leave out language adaptation (SE starts from the vocabulary step's model).")
+    skip_la: list[str] = option(
+        [], "Languages whose encoder leaves out language adaptation (SE starts from the vocabulary step's model); "
+        "'all' for every language. Where the base model already serves a language, LA can cost more alignment "
+        "than it brings (benchmarks/modular_la.py measures it per language on dev)."
+    )
     la_steps: int = option(500, "Optimizer steps of each LA stage.", minimum=1)
     se_steps: int = option(500, "Optimizer steps of each SE stage.", minimum=1)
     cla_steps: int = option(500, "Optimizer steps of each CLA stage (all-pairs: this times the languages).",
@@ -95,6 +100,18 @@ class ModularPipelineConfig:
     data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")
     output_dir: str = option("runs/modular", "Folder of the per-language stage runs, pipeline.json and bundle/.")
 
+    def check(self, origin: ConfigOrigin) -> None:
+        """Each `skip_la` entry is 'all' or one of `languages` (as codes: 'kaz' names 'kk')."""
+        listed = {normalize_language(code) for code in self.languages}
+        for index, code in enumerate(self.skip_la):
+            if code != "all" and normalize_language(code) not in listed:
+                raise origin.error("skip_la", f"'{code}' is not one of the languages ({', '.join(self.languages)}) "
+                                   "nor 'all'", index)
+
+    def skips_la(self, language: str) -> bool:
+        """Whether `language`'s encoder leaves out LA."""
+        return "all" in self.skip_la or language in {normalize_language(code) for code in self.skip_la}
+
 
 def with_preset(config: ModularPipelineConfig) -> ModularPipelineConfig:
     """The config with its preset's values in place of the options left at their defaults."""
@@ -108,10 +125,18 @@ def with_preset(config: ModularPipelineConfig) -> ModularPipelineConfig:
 def run_stage(method: str, folder: Path, show_progress: bool, **options: Any) -> dict[str, Any]:
     """Run one training method in `folder` unless it finished before (resumed when it started); its
     training.json, with the wall time added (the benchmark's Single baselines run through here too)."""
-    from polyembed.methods.base.registry import train
+    from polyembed.config import build_config
+    from polyembed.methods.base.registry import get_method, train
+    from polyembed.methods.base.run import RunFolder
 
     summary = folder / "training.json"
     if summary.is_file():
+        config, _ = build_config(get_method(method).config_class, None, {**options, "output_dir": str(folder)})
+        differ = RunFolder(folder).option_differences(config)
+        if differ is not None:  # e.g. SE finished on an LA model that skip_la now leaves out
+            raise PolyembedError(f"{folder} holds a finished stage trained with other options ({differ}): a rerun "
+                                 "reuses finished stages as they are; give a new output folder, or delete that "
+                                 "stage's folder (and those after it) to train it again")
         return json.loads(summary.read_text(encoding="utf-8"))
     started = time.perf_counter()
     resume = (folder / "config.yaml").is_file()
@@ -218,7 +243,7 @@ def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
     prepare_paraphrases(SentenceEncodingConfig(language=PIVOT, **common, **pairs))
     for language in languages:
         try:
-            if not config.skip_la:
+            if not config.skips_la(language):
                 prepare_text(LanguageAdaptationConfig(language=language, **common, **_text_caps(config)))
             prepare_paraphrases(SentenceEncodingConfig(language=language, **common, **pairs))
             prepare_alignment(CrossLingualAlignmentConfig(language=language, **common, **pairs, **_cla_options(config)))
@@ -260,7 +285,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     for language in [PIVOT, *languages]:
         stages[language] = {}
         start = _vocabulary_model(config, language, languages, root, show_progress)
-        if language != PIVOT and not config.skip_la:
+        if language != PIVOT and not config.skips_la(language):
             stages[language]["la"] = run_stage("modular-la", root / language / "la", show_progress, student=start,
                                                language=language, adapter=config.adapter, max_steps=config.la_steps,
                                                **_text_caps(config), **shared)
