@@ -29,12 +29,12 @@ from result_files import load_json, write_json
 START, END = "<!-- modular-la:start -->", "<!-- modular-la:end -->"
 VARIANTS: dict[str, dict[str, Any] | None] = {
     "pipeline": {},  # the seed's own pipeline LA (and SE) run: LoRA, trainable embeddings, its learning rate
-    "frozen-embeddings": {"train_embeddings": False},
-    "low-lr": {"learning_rate": 5e-5},
+    "frozen-embeddings": {"train_embeddings": False, "learning_rate": 2e-4},  # rates pinned: the stage's default
+    "low-lr": {"learning_rate": 5e-5},                                         # changed (2e-4, then 5e-5)
     "skip": None,  # no LA: SE starts from the pruned vocabulary
 }
 LABELS = {"pipeline": "LA as in the seed's pipeline (LoRA, trainable embeddings)",
-          "frozen-embeddings": "LA with the embedding matrix frozen", "low-lr": "LA at 5e-5", "skip": "no LA"}
+          "frozen-embeddings": "LA at 2e-4 with the embedding matrix frozen", "low-lr": "LA at 5e-5", "skip": "no LA"}
 
 
 def _bundle(folder: Path, pivot: str, language: str, model_dir: str) -> Path:
