@@ -3,13 +3,12 @@ ablations, as `benchmarks/emmax.py run / ablation --seed 0` saved them on 2026-1
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.helpers import stored_report
+
 EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- emmax-authors:start -->\n<!-- emmax-authors:end -->\n\n"
                   "<!-- emmax-ablation:start -->\n<!-- emmax-ablation:end -->\n")
 
@@ -17,16 +16,8 @@ EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- emmax-authors:start -->\n<!-- emmax-auth
 @pytest.fixture
 def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """emmax_report with its results folder, docs file and figure in tmp_path."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
-    import emmax_report
-
-    results = tmp_path / "results"
-    shutil.copytree(FIXTURES / "emmax-authors", results)
-    docs = tmp_path / "docs" / "benchmarks.md"
-    docs.parent.mkdir()
-    docs.write_text(EMPTY_SECTIONS, encoding="utf-8")
-    monkeypatch.setattr(emmax_report, "OUT", results)
-    monkeypatch.setattr(emmax_report, "DOCS", docs)
+    emmax_report, docs, results = stored_report("emmax_report", "emmax-authors", EMPTY_SECTIONS,
+                                                tmp_path / "docs" / "benchmarks.md", tmp_path, monkeypatch)
     monkeypatch.setattr(emmax_report, "REPO", tmp_path)
     monkeypatch.setattr(emmax_report, "FIGURE", tmp_path / "docs" / "figures" / "rank-shares.png")
     return emmax_report, docs, results

@@ -3,13 +3,12 @@ without the Single baselines, as `benchmarks/modular.py run --seed 0 --no-baseli
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.helpers import stored_report
+
 EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- modular:start -->\n<!-- modular:end -->\n\n"
                   "<!-- modular-vocabulary:start -->\n<!-- modular-vocabulary:end -->\n")
 
@@ -17,16 +16,9 @@ EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- modular:start -->\n<!-- modular:end -->\
 @pytest.fixture
 def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """benchmarks/modular.py with its results folder and docs file in tmp_path."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
-    import modular
-
-    results = tmp_path / "results"
-    shutil.copytree(FIXTURES / "modular", results)
-    docs = tmp_path / "benchmarks.md"
-    docs.write_text(EMPTY_SECTIONS, encoding="utf-8")
-    monkeypatch.setattr(modular, "OUT", results)
-    monkeypatch.setattr(modular, "DOCS", docs)
-    return modular, docs
+    module, docs, _ = stored_report("modular", "modular", EMPTY_SECTIONS, tmp_path / "benchmarks.md", tmp_path,
+                                    monkeypatch)
+    return module, docs
 
 
 def test_a_seed_renders_from_its_stored_results_and_again_byte_for_byte(report) -> None:
