@@ -122,7 +122,7 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path
     from polyembed.eval.base import Score
-    from polyembed.eval.forgetting import forgetting_report
+    from polyembed.eval.forgetting import LONG_SENTENCE_TASK, TASK
     from polyembed.methods.distill.config import DistillConfig
 
     file_name, folder_prefix = ("forgetting", "seed") if recipe_name is None else (
@@ -136,12 +136,13 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
     same = [
         e for e in earlier if e.get("student") == base.student and e.get("max_rows") == max_rows and e.get("untrained")
     ]
+    earlier_scores = [Score(**score) for score in same[0]["untrained"]] if same else None
     if same:
-        untrained = [Score(**score) for score in same[0]["untrained"]]
-        print(f"untrained {base.student}: reusing its Tatoeba scores from an earlier forgetting*.json")
-    else:
-        untrained = _tatoeba_everywhere(base.student, max_rows)
-    reports = dict(previous.get("seeds", {})) if previous.get("overrides") == overrides else {}
+        print(f"untrained {base.student}: reusing its scores from an earlier forgetting*.json")
+    untrained = _forgetting_scores(base.student, max_rows, earlier_scores)
+    same_overrides = previous.get("overrides") == overrides
+    reports = dict(previous.get("seeds", {})) if same_overrides else {}
+    long_reports = dict(previous.get("long_sentence_seeds", {})) if same_overrides else {}
     for seed in seeds:
         config, _ = build_config(
             DistillConfig,
@@ -149,14 +150,11 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
             {**overrides, "seed": seed, "output_dir": str(OUT / f"{folder_prefix}-{seed}")},
         )
         training, _ = _trained_run(config, None)
-        report = forgetting_report(
-            untrained,
-            _tatoeba_everywhere(training["model_dir"], max_rows),
-            config.languages,
-            config.anchor_codes(),
-        )
-        reports[str(seed)] = report.to_dict()
-        print(f"seed {seed}\n{report.markdown()}")
+        reports_of_seed = _forgetting_reports(untrained, _forgetting_scores(training["model_dir"], max_rows), config)
+        reports[str(seed)] = reports_of_seed[TASK].to_dict()
+        long_reports[str(seed)] = reports_of_seed[LONG_SENTENCE_TASK].to_dict()
+        for report in reports_of_seed.values():
+            print(f"seed {seed}, {report.task}\n{report.markdown()}")
         _save(
             file_name,
             {
@@ -166,19 +164,36 @@ def forgetting(seeds: list[int], overrides: dict[str, Any], max_rows: int | None
                 "overrides": overrides,
                 "untrained": [score.to_dict() for score in untrained],
                 "seeds": reports,
+                "long_sentence_seeds": long_reports,
                 "machine": machine(),
             },
         )
 
 
-def _tatoeba_everywhere(model_name: str, max_rows: int | None) -> list[Any]:
-    """LASER Tatoeba scores in all 112 languages (the forgetting report's input)."""
+def _forgetting_scores(model_name: str, max_rows: int | None, earlier: list[Any] | None = None) -> list[Any]:
+    """The forgetting reports' input: LASER Tatoeba in all 112 languages (`max_rows` per language, default all)
+    and TICO-19 in all 10 (every row). `earlier` scores of the same model are kept; only the tasks they lack
+    are evaluated (a file written before the long-sentence report has Tatoeba only)."""
     from polyembed.eval.api import evaluate
-    from polyembed.eval.forgetting import forgetting_task_options
+    from polyembed.eval.forgetting import TASK_LABELS, forgetting_task_options
     from polyembed.eval.registry import get_task
     from polyembed.models.loading import load_model
 
-    return evaluate(load_model(model_name), [get_task("tatoeba", **forgetting_task_options(max_rows))]).scores
+    kept = list(earlier or [])
+    missing = [task for task in TASK_LABELS if not any(score.task == task for score in kept)]
+    if not missing:
+        return kept
+    caps = {task: max_rows if task == "tatoeba" else None for task in missing}
+    tasks = [get_task(task, **forgetting_task_options(cap, task)) for task, cap in caps.items()]
+    return kept + evaluate(load_model(model_name), tasks).scores
+
+
+def _forgetting_reports(before: list[Any], after: list[Any], config: Any) -> dict[str, Any]:
+    """One report per forgetting task (Tatoeba, TICO-19), keyed by task name."""
+    from polyembed.eval.forgetting import TASK_LABELS, forgetting_report
+
+    return {task: forgetting_report(before, after, config.languages, config.anchor_codes(), task=task)
+            for task in TASK_LABELS}
 
 
 def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int | None) -> None:
@@ -189,7 +204,7 @@ def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int
     from polyembed.config import build_config
     from polyembed.demo import demo_config_path, headline_metrics
     from polyembed.eval.base import Score
-    from polyembed.eval.forgetting import forgetting_report
+    from polyembed.eval.forgetting import LONG_SENTENCE_TASK, TASK
     from polyembed.methods.distill.config import DistillConfig
     from polyembed.models.loading import load_model
 
@@ -203,8 +218,9 @@ def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int
         entry = baselines.get(model_name, {})
         if "headline" not in entry:
             entry["headline"] = headline_metrics(_evaluate(load_model(model_name), model_name, base.languages))
-        if with_tatoeba and "tatoeba" not in entry:
-            entry["tatoeba"] = [score.to_dict() for score in _tatoeba_everywhere(model_name, max_rows)]
+        if with_tatoeba:  # Tatoeba and TICO-19 (an entry from before the long-sentence report: TICO-19 added)
+            earlier = [Score(**score) for score in entry.get("tatoeba", [])]
+            entry["tatoeba"] = [score.to_dict() for score in _forgetting_scores(model_name, max_rows, earlier)]
         baselines[model_name] = entry
         return entry
 
@@ -220,18 +236,19 @@ def recipe(name: str, seeds: list[int], overrides: dict[str, Any], max_rows: int
             {**overrides, "seed": seed, "output_dir": str(OUT / f"recipe-{name}-seed-{seed}")},
         )
         training, result, seconds = _train_and_evaluate(config, origin, f"recipe {name} seed {seed}")
-        report = forgetting_report(
-            before, _tatoeba_everywhere(training.model_dir, max_rows), config.languages, config.anchor_codes()
-        )
+        reports = _forgetting_reports(before, _forgetting_scores(training.model_dir, max_rows), config)
         runs[str(seed)] = {
             "headline": headline_metrics(result),
             "scores": _main_scores(result),
-            "forgetting": report.to_dict(),
+            "forgetting": reports[TASK].to_dict(),
+            "long_sentence_forgetting": reports[LONG_SENTENCE_TASK].to_dict(),
+            "max_seq_length": training.max_seq_length,
             "pairs_per_second": training.pairs_per_second,
             "train_seconds_total": round(seconds, 1),
             "peak_memory_mb": training.peak_memory_mb,
         }
-        print(f"recipe {name} seed {seed}\n{report.markdown()}")
+        for report in reports.values():
+            print(f"recipe {name} seed {seed}, {report.task}\n{report.markdown()}")
         rows[name] = {"overrides": overrides, "teacher": config.teacher, "runs": runs}
         _save("recipes", {"max_rows": max_rows, "baselines": baselines, "rows": rows, "machine": machine()})
 
@@ -251,20 +268,25 @@ def _dev_tasks() -> list[Any]:
         get_task("stsb-multi-mt", split="dev", max_pairs=DEV_STS_PAIRS),
         get_task("kardes-sts", split="dev", max_pairs=DEV_STS_PAIRS),
         get_task("semrel", split="dev"),
+        get_task("mafand-retrieval", split="dev"),
     ]
 
 
-def _dev_scores(model_name: str) -> dict[str, float]:
+def _dev_scores(model_name: str, earlier: dict[str, float] | None = None) -> dict[str, float]:
+    """Main scores on `_dev_tasks()`; `earlier` scores of the same model are kept and only the tasks they lack
+    are evaluated (a model scored before MAFAND dev was a dev task gets that task alone)."""
     from polyembed.eval.api import evaluate
     from polyembed.models.loading import load_model
 
-    return _main_scores(evaluate(load_model(model_name), _dev_tasks()))
+    kept = dict(earlier or {})
+    tasks = [task for task in _dev_tasks() if not any(key.startswith(f"{task.name}/") for key in kept)]
+    return {**kept, **_main_scores(evaluate(load_model(model_name), tasks))} if tasks else kept
 
 
 def recipe_dev(names: list[str] | None) -> None:
     """Score the untrained student and every saved seed model of the named recipes (default: all in
     recipes.json) on the dev splits; -> recipes-dev.json, and the dev table is printed. Models already scored
-    (same weights file time) are kept."""
+    (same weights file time) are kept; a task they lack is scored alone."""
     saved = _load("recipes") or {}
     rows = saved.get("rows", {})
     unknown = sorted(set(names or []) - set(rows))
@@ -272,8 +294,9 @@ def recipe_dev(names: list[str] | None) -> None:
         raise SystemExit(f"no recipe {', '.join(unknown)} in recipes.json; known: {', '.join(rows)}")
     dev = _load("recipes-dev") or {"models": {}}
     student = next(iter(saved.get("baselines", {"me5-small": None})))
-    if student not in dev["models"]:
-        dev["models"][student] = {"scores": _dev_scores(student)}
+    before = dev["models"].get(student, {}).get("scores")
+    dev["models"][student] = {"scores": _dev_scores(student, before)}
+    if dev["models"][student]["scores"] != before:
         _save("recipes-dev", dev)
     for name in names or list(rows):
         for seed in rows[name]["runs"]:
@@ -282,15 +305,13 @@ def recipe_dev(names: list[str] | None) -> None:
             key = f"{name}/{seed}"
             weights = Path(training["model_dir"]) / "model.safetensors"
             trained_at = weights.stat().st_mtime if weights.is_file() else None
-            if trained_at is not None and dev["models"].get(key, {}).get("trained_at") == trained_at:
+            entry = dev["models"].get(key, {})
+            earlier = entry.get("scores") if trained_at is not None and entry.get("trained_at") == trained_at else None
+            scores = _dev_scores(training["model_dir"], earlier)
+            if scores == earlier:
                 continue
             print(f"dev splits: recipe {name} seed {seed}")
-            dev["models"][key] = {
-                "recipe": name,
-                "seed": int(seed),
-                "trained_at": trained_at,
-                "scores": _dev_scores(training["model_dir"]),
-            }
+            dev["models"][key] = {"recipe": name, "seed": int(seed), "trained_at": trained_at, "scores": scores}
             _save("recipes-dev", {**dev, "machine": machine()})
     from distill_report import recipe_dev_table
 

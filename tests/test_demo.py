@@ -137,19 +137,25 @@ def test_demo_report_lists_the_kept_checkpoints_dev_measures_per_language() -> N
     assert "mean" not in table.split("per language:")[1] and _per_language_dev_table({}) == []
 
 
-def test_forgetting_is_scored_in_every_tatoeba_language(tmp_path, shared_data) -> None:
-    """Two tiny students on the real LASER Tatoeba (3 rows per language): 112 languages, split by training."""
+def test_forgetting_is_scored_in_every_tatoeba_and_tico_language(tmp_path, shared_data) -> None:
+    """Two tiny students on the real LASER Tatoeba (3 rows per language, 112 languages) and TICO-19 (4 rows, 10
+    languages), split by training."""
     from polyembed.demo import evaluate_forgetting
     from polyembed.models.loading import load_model
     from tests.helpers import tiny_sentence_transformer
 
     before = load_model(str(tiny_sentence_transformer(tmp_path / "a", seed=0)))
     after = load_model(str(tiny_sentence_transformer(tmp_path / "b", seed=1)))
-    report = evaluate_forgetting(
-        before, after, ["de", "kk"], shared_data, max_rows=3, show_progress=False, anchored_languages=["it"]
+    reports = evaluate_forgetting(
+        before, after, ["de", "kk", "ha"], shared_data, max_rows=3, show_progress=False, anchored_languages=["it"],
+        long_rows=4,
     )
+    long = reports["tico19-retrieval"]  # long sentences: all 10 TICO-19 languages, ha trained
+    assert len(long.languages) == 10 and all(row.test_pairs == 4 for row in long.languages)
+    assert [row.language for row in long.group("trained")] == ["ha"]
+    report = reports["tatoeba"]
     assert len(report.languages) == 112 and all(row.test_pairs == 3 for row in report.languages)
-    assert sorted(row.language for row in report.group("trained")) == ["deu", "kaz"]
+    assert sorted(row.language for row in report.group("trained")) == ["deu", "kaz"]  # LASER Tatoeba has no Hausa
     assert [row.language for row in report.group("anchored")] == ["ita"]
     assert len(report.group("not_trained")) == 109
     assert any(row.change != 0 for row in report.languages)  # two different models
@@ -170,3 +176,14 @@ def test_demo_report_gives_the_recipe_and_says_when_a_run_changed_it() -> None:
     assert any(line.startswith("- `teacher: minilm-en`:") for line in kept)
     changed = "\n".join(recipe_lines({**preset, "teacher": "mpnet-en"}))
     assert "`teacher: mpnet-en` (your setting; the demo uses `minilm-en`" in changed
+
+
+def test_the_report_says_which_length_the_saved_student_reads() -> None:
+    from polyembed.demo import _length_line
+
+    kept = _length_line({"training": 128, "saved": 512, "saved_from": "starting model"})
+    assert kept == ("The saved student reads up to 512 tokens per sentence (the untrained student's own); "
+                    "training truncated at 128.")
+    assert "set by `inference_max_seq_length`" in _length_line(
+        {"training": 128, "saved": 256, "saved_from": "inference_max_seq_length"})
+    assert _length_line({}) == ""

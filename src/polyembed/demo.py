@@ -20,7 +20,8 @@ from typing import Any
 
 from polyembed.config import build_config
 from polyembed.errors import argument
-from polyembed.eval.forgetting import ForgettingReport, forgetting_report, forgetting_task_options
+from polyembed.eval.forgetting import LONG_SENTENCE_TASK, ForgettingReport, forgetting_report, forgetting_task_options
+from polyembed.eval.forgetting import TASK as FORGETTING_TASK
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
 from polyembed.eval.tasks.retrieval import TatoebaRetrieval
@@ -64,6 +65,11 @@ FORGETTING_ROWS = 50
 forgetting rows took about half of `make demo` on a fresh clone (docs/benchmarks.md, "A fresh machine"); 50 rows
 halve that. One sentence is then a point of the two-direction mean, so single languages are noisy:
 benchmarks/distill.py `forgetting` scores every row."""
+LONG_SENTENCE_ROWS = 200
+"""TICO-19 rows per language in the demo's long-sentence forgetting report, all 10 languages: a long sentence
+costs more to encode than a Tatoeba one, and the demo has a time budget (docs/benchmarks.md, "A fresh machine").
+Fewer rows make retrieval easier, so compare these numbers only at the same row count; benchmarks/distill.py
+scores every row."""
 
 
 def demo_config_path() -> Path:
@@ -127,19 +133,23 @@ def evaluate_forgetting(
     show_progress: bool = True,
     anchored_languages: list[str] | None = None,
     precision: str = "fp32",
-) -> ForgettingReport:
-    """Tatoeba in every language for the untrained and the distilled student, compared language by language
-    (`anchored_languages`: the run's anchor languages, reported as a group of their own). The untrained
-    student's embeddings come from the persistent store after the first run."""
+    long_rows: int | None = LONG_SENTENCE_ROWS,
+) -> dict[str, ForgettingReport]:
+    """Tatoeba (short sentences, `max_rows` per language) and TICO-19 (long sentences, `long_rows`) in every
+    language for the untrained and the distilled student, compared language by language: one report per task,
+    keyed by task name (`anchored_languages`: the run's anchor languages, reported as a group of their own).
+    The untrained student's embeddings come from the persistent store after the first run."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.registry import get_task
 
+    rows = {FORGETTING_TASK: max_rows, LONG_SENTENCE_TASK: long_rows}
     scores = []
     for model, cache in ((untrained, True), (distilled, False)):
-        task = get_task("tatoeba", **forgetting_task_options(max_rows))
-        scores.append(evaluate(model, [task], data_root=data_root, show_progress=show_progress, cache=cache,
+        tasks = [get_task(task, **forgetting_task_options(cap, task)) for task, cap in rows.items()]
+        scores.append(evaluate(model, tasks, data_root=data_root, show_progress=show_progress, cache=cache,
                                precision=precision).scores)
-    return forgetting_report(scores[0], scores[1], languages, anchored_languages or [])
+    return {task: forgetting_report(scores[0], scores[1], languages, anchored_languages or [], task=task)
+            for task in rows}
 
 
 def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
@@ -350,7 +360,8 @@ def run_demo(
     distilled = load_model(training.model_dir)
     results["distilled student"] = evaluation(distilled, "distilled student", False, tasks)
     if show_progress:
-        logger.info(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each), untrained vs distilled")
+        logger.info(f"== forgetting: Tatoeba in all languages ({FORGETTING_ROWS} rows each) and TICO-19 "
+                    f"({LONG_SENTENCE_ROWS} rows each), untrained vs distilled")
     forgetting = evaluate_forgetting(
         untrained,
         distilled,
@@ -369,7 +380,8 @@ def run_demo(
         "headline": with_teacher_ratio({name: headline_metrics(result) for name, result in results.items()}),
         "training": training.to_dict(),
         "results": {name: results_to_dict(result) for name, result in results.items()},
-        "forgetting": forgetting.to_dict(),
+        "forgetting": forgetting[FORGETTING_TASK].to_dict(),
+        "long_sentence_forgetting": forgetting[LONG_SENTENCE_TASK].to_dict(),
     }
     _write_report(out, results, summary, forgetting)
     return summary
@@ -397,6 +409,19 @@ def _precision_line(precision: str) -> str:
     return "Every evaluation encoded in float32."
 
 
+def _length_line(lengths: dict[str, Any]) -> str:
+    """Which maximum length the saved student reads at, and why: a student saved at its training length would
+    truncate long sentences silently."""
+    if not lengths.get("saved"):
+        return ""
+    source = {
+        "starting model": "the untrained student's own",
+        "inference_max_seq_length": "set by `inference_max_seq_length`",
+    }.get(lengths.get("saved_from", ""), "the training length")
+    return (f"The saved student reads up to {lengths['saved']} tokens per sentence ({source}); training truncated "
+            f"at {lengths.get('training')}.")
+
+
 def _per_language_dev_table(best: dict[str, float]) -> list[str]:
     """The kept checkpoint's dev measures per language: a mean can hide a language that got worse."""
     languages = [key.removeprefix("eval_dev_").removesuffix("_accuracy") for key in best
@@ -419,7 +444,7 @@ def _per_language_dev_table(best: dict[str, float]) -> list[str]:
 
 
 def _write_report(
-    out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any], forgetting: ForgettingReport
+    out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any], forgetting: dict[str, ForgettingReport]
 ) -> None:
     """Stage the report, then publish its files into `out` (the run folder and other files stay)."""
     with publishing(out) as staging:
@@ -449,7 +474,15 @@ def _write_report(
             f"LASER Tatoeba retrieval (mean of both directions), {FORGETTING_ROWS} evenly spaced rows per language; "
             "'in the training data' means the language is one of the run's languages.",
             "",
-            forgetting.markdown(),
+            forgetting[FORGETTING_TASK].markdown(),
+            "## Forgetting on long sentences: TICO-19, untrained -> distilled student",
+            "",
+            f"TICO-19 retrieval (COVID-domain sentences about twice Tatoeba's length, mean of both directions), "
+            f"{LONG_SENTENCE_ROWS} evenly spaced rows per language, every language it has.",
+            "",
+            forgetting[LONG_SENTENCE_TASK].markdown(),
+            _length_line(training.get("max_seq_length") or {}),
+            "",
             "## Training sources",
             "",
             "| source | language | train pairs | dev pairs |",

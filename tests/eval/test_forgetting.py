@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 from polyembed.eval.base import Score
-from polyembed.eval.forgetting import forgetting_report, forgetting_task_options
+from polyembed.eval.forgetting import LONG_SENTENCE_TASK, PER_LANGUAGE_LIMIT, forgetting_report, forgetting_task_options
 
 
-def _scores(values: dict[str, tuple[float, int]]) -> list[Score]:
-    rows = [Score("tatoeba", "test", lang, "accuracy", value, main=True, n=n) for lang, (value, n) in values.items()]
-    rows += [Score("tatoeba", "test", lang, "accuracy_x2pivot", 0.0, n=n) for lang, (_, n) in values.items()]
-    rows.append(Score("tatoeba", "test", "avg", "accuracy", 50.0, n=len(values)))
+def _scores(values: dict[str, tuple[float, int]], task: str = "tatoeba") -> list[Score]:
+    rows = [Score(task, "test", lang, "accuracy", value, main=True, n=n) for lang, (value, n) in values.items()]
+    rows += [Score(task, "test", lang, "accuracy_x2pivot", 0.0, n=n) for lang, (_, n) in values.items()]
+    rows.append(Score(task, "test", "avg", "accuracy", 50.0, n=len(values)))
     rows.append(Score("sts17", "test", "deu", "accuracy", 0.0))  # another task: ignored
     return rows
 
@@ -64,3 +64,32 @@ def test_a_row_cap_below_the_bound_is_said() -> None:
 def test_task_options_cover_every_tatoeba_language() -> None:
     options = forgetting_task_options(max_rows=200)
     assert len(options["languages"]) == 112 and "amh" in options["languages"] and options["max_rows"] == 200
+
+
+def test_long_sentence_report_reads_its_own_task_and_lists_every_language() -> None:
+    before = _scores({"ha": (76.7, 2000), "sw": (92.8, 2000), "rw": (76.5, 2000)}, LONG_SENTENCE_TASK)
+    after = _scores({"ha": (65.9, 2000), "sw": (90.0, 2000), "rw": (67.9, 2000)}, LONG_SENTENCE_TASK)
+    tatoeba = _scores(BEFORE)  # the other task's rows in the same evaluation are ignored
+    report = forgetting_report(before + tatoeba, after + tatoeba, ["ha", "sw"], task=LONG_SENTENCE_TASK)
+    assert report.task == LONG_SENTENCE_TASK and report.to_dict()["task"] == LONG_SENTENCE_TASK
+    # grouped (trained first), the largest loss first within each group
+    assert [(row.language, row.group) for row in report.ordered()] == [
+        ("ha", "trained"), ("sw", "trained"), ("rw", "not_trained")
+    ]
+    text = report.markdown()
+    assert "Every language:" in text and "Largest losses" not in text
+    assert text.index("| ha | trained") < text.index("| sw | trained") < text.index("| rw | not trained")
+    assert report.summary()["beyond_tolerance"] == ["ha", "rw", "sw"]
+
+
+def test_a_long_report_lists_only_the_worst() -> None:
+    many = {f"l{i:02d}": (50.0, 1000) for i in range(PER_LANGUAGE_LIMIT + 1)}
+    worse = {**many, "l03": (40.0, 1000)}
+    text = forgetting_report(_scores(many), _scores(worse), []).markdown()
+    assert "Largest losses:" in text and "| l03 | not trained | 1000 | 50.00 | 40.00 | -10.00 |" in text
+    assert "| l04 |" not in text  # no loss: not listed
+
+
+def test_long_sentence_task_options_cover_every_tico_language() -> None:
+    options = forgetting_task_options(max_rows=200, task=LONG_SENTENCE_TASK)
+    assert options == {"languages": ["am", "ar", "es_LA", "fr", "ha", "hi", "ru", "rw", "sw", "zh"], "max_rows": 200}

@@ -197,6 +197,19 @@ def test_real_tico_and_challenge_retrieval(shared_data: Path, hashing_encoder) -
     assert by_metric(challenge, "deu")["accuracy_x2pivot"] == pytest.approx(brute_accuracy(x, e))
 
 
+@pytest.mark.realdata
+def test_real_mafand_retrieval_reads_the_chosen_split(shared_data: Path, hashing_encoder) -> None:
+    """MAFAND-MT dev (choose recipes here) and test are separate files; repeated sentences are dropped."""
+    context = EmbeddingCache(hashing_encoder, shared_data, show_progress=False)
+    for split in ("dev", "test"):
+        scores = get_task("mafand-retrieval", languages=["ha"], split=split).evaluate(context)
+        pair = drop_duplicate_rows(get_dataset("mafand-mt").load("hau", split, root=shared_data))
+        assert {s.n for s in scores if s.subset == "hau"} == {len(pair)} and {s.split for s in scores} == {split}
+        x, e = hashing_encoder.encode(pair.source), hashing_encoder.encode(pair.target)
+        assert by_metric(scores, "hau")["accuracy_x2pivot"] == pytest.approx(brute_accuracy(x, e))
+    assert get_task("mafand-retrieval").split == "test" and len(get_task("mafand-retrieval").languages) == 8
+
+
 @pytest.mark.slow
 @pytest.mark.realdata
 def test_minilm_tatoeba_matches_reference(shared_data: Path, minilm) -> None:

@@ -75,6 +75,11 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert summary["best"] == result.best
     model = SentenceTransformer(result.model_dir, device="cpu")
     assert type(model[-1]).__name__ == "Dense"  # a different student gets the least-squares projection
+    # trained at 128 tokens (capped at the tiny model's 64 positions), saved at the student's own length
+    own = SentenceTransformer(str(tiny["student"]), device="cpu").max_seq_length
+    assert model.max_seq_length == own
+    assert summary["max_seq_length"] == {"training": min(128, model.tokenizer.model_max_length), "saved": own,
+                                         "saved_from": "starting model"}
     assert model.encode(["the cat sees the sea"]).shape == (1, 32)
     # Training pulled the translations towards the teacher: their dev MSE beats the projection-only start by
     # far. (Not the MSE of both terms: the English term starts at the projection's least-squares optimum and
@@ -84,6 +89,23 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     )
     start = train_distill(config0, origin=origin0, show_progress=False)
     assert result.best["eval_dev_mse_translation"] < 0.85 * start.best["eval_dev_mse_translation"]  # 0.56-0.70 seen
+
+
+def test_the_saved_length_is_the_students_own_unless_set(tiny: dict[str, Path], tmp_path: Path) -> None:
+    """A short training length must not become the saved model's: users encode longer sentences later."""
+    from sentence_transformers import SentenceTransformer
+
+    short = _options(tiny, tmp_path / "short", max_steps=2, eval_steps=2, max_seq_length=8)
+    config, origin = build_config(DistillConfig, None, short)
+    result = train_distill(config, origin=origin, show_progress=False)
+    own = SentenceTransformer(str(tiny["student"]), device="cpu").max_seq_length
+    assert own > 8 and SentenceTransformer(result.model_dir, device="cpu").max_seq_length == own
+    assert result.max_seq_length == {"training": 8, "saved": own, "saved_from": "starting model"}
+    chosen = _options(tiny, tmp_path / "set", max_steps=2, eval_steps=2, max_seq_length=8, inference_max_seq_length=24)
+    config, origin = build_config(DistillConfig, None, chosen)
+    result = train_distill(config, origin=origin, show_progress=False)
+    assert SentenceTransformer(result.model_dir, device="cpu").max_seq_length == 24
+    assert result.max_seq_length["saved_from"] == "inference_max_seq_length"
 
 
 def test_teacher_with_a_transferred_vocabulary_trains_and_reports_the_transfer(

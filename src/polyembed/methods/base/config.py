@@ -45,7 +45,13 @@ class TrainConfig:
     )
     weight_decay: float = option(0.01, "AdamW weight decay.", minimum=0)
     max_seq_length: int = option(
-        128, "Student's maximum tokens per sentence during training and after.", minimum=1
+        128, "Student's maximum tokens per sentence during training (longer ones are truncated).", minimum=1
+    )
+    inference_max_seq_length: int | None = option(
+        None,
+        "Maximum tokens per sentence of the saved model; unset keeps the starting student's own (me5-small: 512), "
+        "so that training at a short max_seq_length does not truncate what users encode later.",
+        minimum=1,
     )
     precision: Literal["auto", "bf16", "fp32"] = option(
         "auto", "'bf16' mixed precision, 'fp32', or 'auto' (bf16 where the CPU/GPU has it)."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import resource
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,41 @@ def set_dropout(model: Any, probability: float) -> None:
             setattr(model.config, key, probability)
 
 
+_OWN_LENGTHS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+"""Each model's own maximum length from before the first `set_max_seq_length`: training truncates for speed,
+the saved model reads as far as its base model did (`restore_max_seq_length`)."""
+
+
 def set_max_seq_length(model: Any, wanted: int) -> None:
     """`wanted` tokens per sentence, capped at what the model's tokenizer and positions allow (a tiny model with
-    64 positions would otherwise fail on its first long batch)."""
+    64 positions would otherwise fail on its first long batch). The model's own length is remembered for
+    `restore_max_seq_length`."""
+    own = getattr(model, "max_seq_length", None)
+    if isinstance(own, int) and model not in _OWN_LENGTHS:
+        _OWN_LENGTHS[model] = own
+    model.max_seq_length = _capped(model, wanted)
+
+
+def _capped(model: Any, wanted: int) -> int:
     limit = getattr(model.tokenizer, "model_max_length", None)
-    model.max_seq_length = min(wanted, limit) if isinstance(limit, int) and limit < 1_000_000 else wanted
+    return min(wanted, limit) if isinstance(limit, int) and limit < 1_000_000 else wanted
+
+
+def restore_max_seq_length(model: Any, wanted: int | None = None) -> dict[str, Any]:
+    """Set the length a model is saved with: `wanted` (capped as in `set_max_seq_length`), else its own length
+    from before training truncated it. Why: a student trained at 128 tokens and saved at 128 silently cuts every
+    longer sentence a user encodes later (me5-small reads 512). Returns what was chosen, for training.json."""
+    training = getattr(model, "max_seq_length", None)
+    own = _OWN_LENGTHS.get(model)
+    if wanted is not None:
+        model.max_seq_length = _capped(model, wanted)
+        source = "inference_max_seq_length"
+    elif own is not None:
+        model.max_seq_length = own
+        source = "starting model"
+    else:
+        source = "training"
+    return {"training": training, "saved": getattr(model, "max_seq_length", None), "saved_from": source}
 
 
 def default_prompt(model: Any) -> str | None:

@@ -26,7 +26,7 @@ from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import process_count
 from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.student import default_prompt, peak_memory_mb
+from polyembed.methods.base.student import default_prompt, peak_memory_mb, restore_max_seq_length
 from polyembed.models.encoder import resolve_precision
 
 logger = logging.getLogger(__name__)
@@ -122,6 +122,9 @@ class TrainResult:
     peak_memory_mb: float
     resumed_from: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    max_seq_length: dict[str, Any] = field(default_factory=dict)
+    """Tokens per sentence in training and in the saved model, and where the saved length came from
+    (`restore_max_seq_length`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (written as training.json)."""
@@ -218,7 +221,9 @@ def fit(
     if config.checkpoint == "final" and (not evaluated or evaluated[-1] != trainer.state.global_step):
         trainer.evaluate()  # the kept model's own dev measure, when the last step fell between evaluations
 
-    run.save_model(job.final_model(trainer.model) if job.final_model else trainer.model, save=job.save_model)
+    final = job.final_model(trainer.model) if job.final_model else trainer.model
+    lengths = restore_max_seq_length(final, config.inference_max_seq_length)
+    run.save_model(final, save=job.save_model)
     state = trainer.state
     history = [
         {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("step", "epoch")}
@@ -245,6 +250,7 @@ def fit(
         peak_memory_mb=round(peak_memory_mb(), 1),
         resumed_from=str(last) if last else None,
         details=job.details,
+        max_seq_length=lengths,
     )
     run.write_summary(result.to_dict())
     if not config.keep_checkpoints:

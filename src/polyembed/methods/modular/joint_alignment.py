@@ -168,7 +168,7 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
     from sentence_transformers.sentence_transformer.modules import Router
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
-    from polyembed.methods.base.student import default_prompt, set_max_seq_length
+    from polyembed.methods.base.student import default_prompt, restore_max_seq_length, set_max_seq_length
     from polyembed.models.modular import write_bundle
     from polyembed.models.parallel_adapter import (
         ParallelAdapterConfig,
@@ -202,6 +202,8 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
                     f"{trainable:,} adapter parameters train")
 
     def save_bundle(_: Any, folder: Path) -> None:
+        for encoder in encoders.values():  # each saved at its own length, as fit does for a single model
+            restore_max_seq_length(encoder, config.inference_max_seq_length)
         write_bundle(Path(folder), encoders, PIVOT)
 
     return TrainingJob(

@@ -1,0 +1,56 @@
+"""The distillation benchmark's long-sentence table, rendered from recipe runs built with the real reports."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from polyembed.eval.base import Score
+from polyembed.eval.forgetting import LONG_SENTENCE_TASK, TASK, forgetting_report
+from tests.benchmarks.helpers import BENCHMARKS
+
+
+def _scores(task: str, values: dict[str, float]) -> list[Score]:
+    return [Score(task, "test", language, "accuracy", value, main=True, n=2000) for language, value in values.items()]
+
+
+UNTRAINED = {LONG_SENTENCE_TASK: {"ha": 76.7, "sw": 92.8, "rw": 76.5}, TASK: {"deu": 97.0, "yor": 74.0}}
+
+
+def _run(long: dict[str, float], tatoeba: dict[str, float], cross: float) -> dict:
+    def report(task: str, after: dict[str, float]) -> dict:
+        before = _scores(task, UNTRAINED[task])
+        return forgetting_report(before, _scores(task, after), ["de", "ha", "sw"], task=task).to_dict()
+
+    return {"headline": {"cross_sts": cross}, "forgetting": report(TASK, tatoeba),
+            "long_sentence_forgetting": report(LONG_SENTENCE_TASK, long)}
+
+
+@pytest.fixture
+def distill_report(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
+    return importlib.import_module("distill_report")
+
+
+def test_long_sentences_per_language_beside_tatoeba_and_cross_sts(distill_report) -> None:
+    saved = {
+        "baselines": {"me5-small": {"headline": {"cross_sts": 60.0}}},
+        "rows": {
+            "demo": {"runs": {
+                "0": _run({"ha": 65.9, "sw": 90.0, "rw": 67.9}, {"deu": 98.0, "yor": 73.0}, 66.0),
+                "1": _run({"ha": 67.9, "sw": 91.0, "rw": 68.9}, {"deu": 98.0, "yor": 72.0}, 67.0),
+            }},
+            "older": {"runs": {"0": {"headline": {"cross_sts": 61.0}, "forgetting": {}}}},  # no long report: left out
+        },
+    }
+    lines = distill_report.long_sentence_table(saved)
+    table = "\n".join(lines)
+    assert "| language | group | untrained | demo (2 seeds) |" in table and "older" not in table
+    # trained languages first, the largest loss first: ha lost 9.8 on the mean of the seeds, sw 2.3
+    assert "| ha | trained | 76.70 | 66.90 (-9.80) |" in table
+    assert table.index("| ha |") < table.index("| sw |") < table.index("| rw | not trained |")
+    assert "| Tatoeba mean, trained | | 97.00 | 98.00 (+1.00) |" in table
+    assert "| Tatoeba mean, not trained | | 74.00 | 72.50 (-1.50) |" in table
+    assert "| cross-lingual STS | | 60.00 | 66.50 (+6.50) |" in table
+    assert distill_report.long_sentence_table({"rows": {"older": saved["rows"]["older"]}}) == []
