@@ -142,6 +142,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("distill-max-seq-length-0", [*DISTILL, "--max-seq-length", "0"], "--max-seq-length"),
     ("distill-inference-max-seq-length-0", [*DISTILL, "--inference-max-seq-length", "0"],
      "--inference-max-seq-length"),
+    ("distill-adapter-unknown", [*DISTILL, "--adapter", "qlora"], "--adapter"),
+    ("distill-lora-rank-0", [*DISTILL, "--adapter", "lora", "--lora-rank", "0"], "--lora-rank"),
     ("distill-dev-pairs-0", [*DISTILL, "--dev-pairs-per-source", "0"], "--dev-pairs-per-source"),
     ("distill-max-pairs-negative", [*DISTILL, "--max-pairs-per-source", "-5"], "--max-pairs-per-source"),
     ("distill-freeze-layers-negative", [*DISTILL, "--freeze-layers", "-1"], "--freeze-layers"),

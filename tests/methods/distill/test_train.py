@@ -108,6 +108,34 @@ def test_the_saved_length_is_the_students_own_unless_set(tiny: dict[str, Path], 
     assert result.max_seq_length["saved_from"] == "inference_max_seq_length"
 
 
+def test_lora_trains_an_adapter_and_saves_a_plain_model(tiny: dict[str, Path], tmp_path: Path) -> None:
+    """adapter: lora changes the transformer only through a low-rank update (merged before saving); the full
+    student's transformer weights all move."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    def transformer_weights(folder: str) -> dict[str, torch.Tensor]:
+        model = SentenceTransformer(folder, device="cpu")
+        return {k: v.clone() for k, v in model[0].auto_model.state_dict().items()}
+
+    start = transformer_weights(str(tiny["student"]))
+    runs = {}
+    for adapter in ("lora", "full"):
+        config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / adapter, adapter=adapter,
+                                                                    lora_rank=2))
+        runs[adapter] = train_distill(config, origin=origin, show_progress=False)
+    lora, full = runs["lora"], runs["full"]
+    assert lora.details["adapter"] == "lora" and lora.details["trainable_parameters"] < full.details[
+        "trainable_parameters"]
+    saved = transformer_weights(lora.model_dir)
+    assert set(saved) == set(start), "the merged model is a plain transformer (no peft weights left)"
+    query = "encoder.layer.0.attention.self.query.weight"
+    change = saved[query] - start[query]
+    assert 0 < torch.linalg.matrix_rank(change) <= 2  # the merged LoRA update of rank 2
+    assert torch.equal(saved["embeddings.word_embeddings.weight"], start["embeddings.word_embeddings.weight"])
+    assert torch.linalg.matrix_rank(transformer_weights(full.model_dir)[query] - start[query]) > 2
+
+
 def test_teacher_with_a_transferred_vocabulary_trains_and_reports_the_transfer(
     tiny: dict[str, Path], tmp_path: Path
 ) -> None:

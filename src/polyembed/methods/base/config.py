@@ -1,6 +1,6 @@
 """Options shared by training methods: `TrainConfig` (the student, the optimiser schedule and the run folder,
-every method) and `BitextConfig` (English-X bitext sources and the student's vocabulary, for the methods that
-learn from bitext: distillation, WACSE, EMMA-X).
+every method), `LoraOptions` (full fine-tuning or a LoRA adapter) and `BitextConfig` (English-X bitext sources
+and the student's vocabulary, for the methods that learn from bitext: distillation, WACSE, EMMA-X).
 
 A method's config subclasses one of them and adds only what is its own (distillation: the teacher and the
 projection). Every field is a YAML key and a CLI flag; ranges and `Literal` choices are checked for both by
@@ -14,6 +14,7 @@ from typing import Literal
 
 from polyembed.config import option
 from polyembed.data.parallel_sources import TRAINING_DATASETS
+from polyembed.models.lora import DEFAULT_TARGETS
 from polyembed.models.vocabulary_transfer import AuxiliarySpace, UnseenRule
 
 DEMO_LANGUAGES = ["de", "fr", "es", "ru", "zh", "ar", "tr", "kk", "sw", "ha"]
@@ -90,6 +91,25 @@ class TrainConfig:
     def required_packages(self) -> tuple[str, ...]:
         """Optional packages these option values need (checked before anything loads)."""
         return ()
+
+
+@dataclass
+class LoraOptions:
+    """Whether every weight of the student trains or a LoRA adapter (peft) that is merged into the weights after
+    training, and the adapter's shape. A method's config mixes this in before its `TrainConfig` base."""
+
+    adapter: Literal["full", "lora"] = option(
+        "full", "'full' (every weight trains) or 'lora' (a LoRA adapter on the transformer, merged into the "
+        "weights after training, so the saved model is a plain sentence-transformers folder)."
+    )
+    lora_rank: int = option(8, "LoRA rank.", minimum=1)
+    lora_alpha: int = option(16, "LoRA alpha (the update is scaled by alpha / rank).", minimum=1)
+    lora_dropout: float = option(0.0, "Dropout on the LoRA input.", minimum=0, below=1)
+    lora_targets: list[str] = option(DEFAULT_TARGETS, "Names of the linear layers LoRA adapts.")
+
+    def required_packages(self) -> tuple[str, ...]:
+        """LoRA comes from peft, through transformers' PEFT integration."""
+        return ("peft",) if self.adapter == "lora" else ()
 
 
 @dataclass

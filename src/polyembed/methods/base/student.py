@@ -97,6 +97,19 @@ def load_student(reference: str, config: Any, *, apply_options: bool = True) -> 
     return model
 
 
+def add_adapter(model: Any, config: Any, train_embeddings: bool = False) -> tuple[int, int]:
+    """A LoRA adapter as a `LoraOptions` config shapes it (nothing for adapter 'full'); (trainable, total)
+    parameters. `fit` merges it back when the job's `final_model` is `merge_lora`."""
+    from polyembed.models.lora import LoraSettings, add_lora
+
+    total = sum(p.numel() for p in model.parameters())
+    if config.adapter != "lora":
+        return total, total
+    settings = LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
+                            train_embeddings=train_embeddings)
+    return add_lora(model, settings), total
+
+
 def apply_student_options(student: Any, config: Any) -> None:
     """freeze_embeddings, freeze_layers and dropout of a `TrainConfig` on a SentenceTransformer student."""
     transformer = student[0].auto_model

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyembed.config import option
-from polyembed.methods.base.config import DEFAULT_TRAINING_DATASETS, DEMO_LANGUAGES, BitextConfig
+from polyembed.methods.base.config import DEFAULT_TRAINING_DATASETS, DEMO_LANGUAGES, BitextConfig, LoraOptions
 
 __all__ = ["DEFAULT_TRAINING_DATASETS", "DEMO_LANGUAGES", "DistillConfig"]
 
 
 @dataclass
-class DistillConfig(BitextConfig):
+class DistillConfig(LoraOptions, BitextConfig):
     """One distillation run (MSE on held-out pairs is the paper's dev measure)."""
 
     teacher: str = option(

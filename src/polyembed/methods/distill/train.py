@@ -24,7 +24,7 @@ from polyembed.config import ConfigOrigin
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import CONFIG_FILE, RunFolder
-from polyembed.methods.base.student import apply_student_options, load_student
+from polyembed.methods.base.student import add_adapter, apply_student_options, load_student
 from polyembed.methods.base.trainer import TrainingJob, TrainResult
 from polyembed.methods.distill.anchors import AnchorText, load_anchor_text
 from polyembed.methods.distill.config import DistillConfig
@@ -86,7 +86,8 @@ def _teacher_targets(config: DistillConfig, data: Bitext, show_progress: bool) -
 
 def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: Path, verbose: bool):
     """The student SentenceTransformer: loaded, optionally given a transferred vocabulary, followed by a
-    least-squares projection into the teacher's space (see `fit_projection`), embeddings optionally frozen."""
+    least-squares projection into the teacher's space (see `fit_projection`), embeddings optionally frozen, with
+    a LoRA adapter on its transformer when `adapter` is 'lora' (the projection then still trains in full)."""
     name = config.teacher if config.student == "teacher" else config.student
     transfer_report = None
     if config.student_vocabulary == "transfer":
@@ -119,6 +120,7 @@ def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: P
         student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit,
                                       precision=config.precision))
     apply_student_options(student, config)
+    add_adapter(student, config)  # LoRA starts as the identity: targets and anchors need no adapter-free copy
     return student, transfer_report
 
 
@@ -251,6 +253,7 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
     """Teacher targets, the student, and MSE on balanced (optionally length-grouped) batches."""
     from polyembed.data.mixing import BalancedBatchSampler, rows_in_steps
     from polyembed.methods.base.distributed import process_count
+    from polyembed.models.lora import merge_lora
 
     if show_progress:
         total = sum(len(s) for s in data.train)
@@ -279,7 +282,9 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
             BalancedBatchSampler, source_sizes=sizes, lengths=lengths, processes=processes
         ),
         rows_in_steps=functools.partial(rows_in_steps, source_sizes=sizes, batch_size=step_rows),
-        details={"sources": data.describe(), "vocabulary_transfer": transfer_report},
+        final_model=merge_lora if config.adapter == "lora" else None,
+        details={"sources": data.describe(), "vocabulary_transfer": transfer_report, "adapter": config.adapter,
+                 "trainable_parameters": sum(p.numel() for p in student.parameters() if p.requires_grad)},
     )
 
 

@@ -10,33 +10,24 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyembed.config import option
-from polyembed.methods.base.config import TrainConfig
-from polyembed.models.lora import DEFAULT_TARGETS
+from polyembed.methods.base.config import LoraOptions, TrainConfig
 
 LANGUAGE_TEXT_DATASETS = ["tatoeba-challenge", "mafand-mt", "multi30k", "stsb-multi-mt", "kardes-xnli"]
 """Registry bitext with whole sentences (MUSE dictionaries hold single words: no MLM text)."""
 
 
 @dataclass
-class LoraOptions:
-    """How a stage's LoRA adapter is shaped (ignored with adapter 'full')."""
+class StageLoraOptions(LoraOptions):
+    """The LoRA-capable stages (LA, SE, Single) train a LoRA adapter by default, as the ACL 2025 version does."""
 
-    adapter: Literal["lora", "full"] = option(
+    adapter: Literal["full", "lora"] = option(
         "lora", "'lora' (the ACL 2025 variant: a LoRA adapter, merged into the weights after training) or "
         "'full' (the arXiv variant: every weight trains)."
     )
-    lora_rank: int = option(8, "LoRA rank.", minimum=1)
-    lora_alpha: int = option(16, "LoRA alpha (the update is scaled by alpha / rank).", minimum=1)
-    lora_dropout: float = option(0.0, "Dropout on the LoRA input.", minimum=0, below=1)
-    lora_targets: list[str] = option(DEFAULT_TARGETS, "Names of the linear layers LoRA adapts.")
-
-    def required_packages(self) -> tuple[str, ...]:
-        """LoRA comes from peft, through transformers' PEFT integration."""
-        return ("peft",) if self.adapter == "lora" else ()
 
 
 @dataclass
-class LanguageAdaptationConfig(LoraOptions, TrainConfig):
+class LanguageAdaptationConfig(StageLoraOptions, TrainConfig):
     """The LA stage: continued masked language modelling on one language's text."""
 
     language: str = option("", "The language to adapt to (ISO 639-1 or 639-3 code); required.")
@@ -65,7 +56,7 @@ class LanguageAdaptationConfig(LoraOptions, TrainConfig):
 
 
 @dataclass
-class SentenceEncodingConfig(LoraOptions, TrainConfig):
+class SentenceEncodingConfig(StageLoraOptions, TrainConfig):
     """The SE stage: contrastive training (MultipleNegativesRankingLoss) on the language's paraphrase pairs."""
 
     language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code); required.")
@@ -157,7 +148,7 @@ class CrossLingualAlignmentConfig(TrainConfig):
 
 
 @dataclass
-class SingleModelConfig(LoraOptions, TrainConfig):
+class SingleModelConfig(StageLoraOptions, TrainConfig):
     """The paper's Single baselines: one multilingual encoder trained on every language's pairs at once."""
 
     languages: list[str] = option(

@@ -102,17 +102,16 @@ def build_job(
     the dev measure (also measured once before training)."""
     from datasets import Dataset
 
-    from polyembed.methods.base.student import load_student
+    from polyembed.methods.base.student import add_adapter, load_student
     from polyembed.methods.modular.evaluation import HeldOutMLMEvaluator
     from polyembed.methods.modular.losses import MaskedLanguageModelingLoss
-    from polyembed.methods.modular.stage import add_stage_adapter
     from polyembed.models.lora import merge_lora
 
     model = load_student(config.student, config)
     loss = MaskedLanguageModelingLoss(model, config.mlm_probability)
     evaluator = HeldOutMLMEvaluator(text.heldout, loss, batch_size=config.batch_size, seed=config.seed)
     before = evaluator(model)
-    trainable, total = add_stage_adapter(model, config, train_embeddings=config.train_embeddings)
+    trainable, total = add_adapter(model, config, train_embeddings=config.train_embeddings)
     if show_progress:
         logger.info(f"language adaptation ({text.language}): {len(text.train):,} sentences, "
                     f"{len(text.heldout):,} held out; "

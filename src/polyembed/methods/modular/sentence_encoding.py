@@ -86,14 +86,13 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    from polyembed.methods.base.student import default_prompt, load_student
-    from polyembed.methods.modular.stage import add_stage_adapter
+    from polyembed.methods.base.student import add_adapter, default_prompt, load_student
     from polyembed.models.lora import merge_lora
 
     model = load_student(config.student, config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
-    trainable, total = add_stage_adapter(model, config)
+    trainable, total = add_adapter(model, config)
     if show_progress:
         logger.info(f"sentence encoding ({data.language}): {len(data.train[0]):,} paraphrase pairs, "
                     f"{len(data.dev[0]):,} dev; dev retrieval before {before['dev_mean_accuracy']:.3f}")

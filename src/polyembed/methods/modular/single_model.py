@@ -91,14 +91,13 @@ def build_job(config: SingleModelConfig, data: MultilingualPairs, run: RunFolder
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers, MultiDatasetBatchSamplers
 
-    from polyembed.methods.base.student import default_prompt, load_student
-    from polyembed.methods.modular.stage import add_stage_adapter
+    from polyembed.methods.base.student import add_adapter, default_prompt, load_student
     from polyembed.models.lora import merge_lora
 
     model = load_student(config.student, config)
     evaluator = TranslationEvaluator(*data.dev, batch_size=config.batch_size, name="dev", show_progress_bar=False)
     before = evaluator(model)
-    trainable, total = add_stage_adapter(model, config)
+    trainable, total = add_adapter(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=config.mnrl_scale)
     if show_progress:
         counts = ", ".join(f"{name} {len(pairs[0]):,}" for name, pairs in data.train.items())

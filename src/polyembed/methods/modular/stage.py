@@ -1,23 +1,6 @@
-"""What the LoRA-capable stages (LA, SE) share: giving the encoder the stage's adapter, checking where a stage
-starts."""
+"""What the stages share: checking where a stage starts."""
 
 from __future__ import annotations
-
-from typing import Any
-
-from polyembed.methods.modular.config import LoraOptions
-
-
-def add_stage_adapter(model: Any, config: LoraOptions, train_embeddings: bool = False) -> tuple[int, int]:
-    """A LoRA adapter as the config shapes it (nothing for adapter 'full'); (trainable, total) parameters."""
-    from polyembed.models.lora import LoraSettings, add_lora
-
-    total = sum(p.numel() for p in model.parameters())
-    if config.adapter != "lora":
-        return total, total
-    settings = LoraSettings(config.lora_rank, config.lora_alpha, config.lora_dropout, list(config.lora_targets),
-                            train_embeddings=train_embeddings)
-    return add_lora(model, settings), total
 
 
 def check_stage_start(folder: str, language: str, stage: str, previous: str, where: str) -> None:
