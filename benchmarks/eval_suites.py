@@ -1,11 +1,14 @@
-"""Benchmark: evaluate the offline models on the `default` and `full` suites and write docs/benchmarks.md.
+"""Benchmark: evaluate the offline models on the `default` and `full` suites; their section of docs/benchmarks.md.
 
     python benchmarks/eval_suites.py                       # both suites, both models (full takes long)
     python benchmarks/eval_suites.py --suites default      # only the default suite
-    python benchmarks/eval_suites.py --render-only         # rebuild docs/benchmarks.md from saved results
+    python benchmarks/eval_suites.py --render-only         # rewrite the section from saved results
 
-Raw results go to results/bench/<suite>/<model>/ (results.json, report.md, plots); the markdown is
-rendered from every results.json found there, so suites can be run separately.
+Raw results go to results/bench/<suite>/<model>/ (results.json, report.md, plots); the section between the
+eval-suites markers is rendered from every results.json found there, so suites can be run separately. The
+machine and the `--note`s are kept in results/bench/suites-notes.json, so a re-render writes the same bytes.
+A suite, model or throughput table the docs show whose results are not here leaves the docs alone (results/ is
+not in git).
 """
 
 from __future__ import annotations
@@ -13,19 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import subprocess
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from result_files import cpu_description, write_json
+from docs_sections import replace_section, shown_section
+from result_files import cpu_description, load_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results" / "bench"
 DOC = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- eval-suites:start -->", "<!-- eval-suites:end -->"
+NOTES = RESULTS / "suites-notes.json"
+"""{"machine": ..., "notes": [...]}: written by a measuring run (machine) or by --note (notes)."""
 
 # Measured here with plain sentence-transformers (the brief); our eval must agree.
 REFERENCES = [
@@ -108,18 +112,20 @@ def _summary(task: dict) -> float:
     return sum(measured) / len(measured) if measured else float("nan")
 
 
-def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] | None = None) -> str:
-    """The markdown document: reference checks, then per suite a summary, timings and per-task tables."""
+def render_section(results: dict[str, dict[str, dict]], notes: list[str] | None = None,
+                   machine: str | None = None) -> str:
+    """The section (markers included): reference checks, then per suite a summary, timings and per-task tables.
+    Only stored facts go in (no rendering command, no live machine), so rendering twice gives the same bytes."""
     lines = [
-        "# Benchmarks",
-        "",
+        START,
         "Produced by `python benchmarks/eval_suites.py --suites default --throughput` and "
         "`python benchmarks/eval_suites.py --suites full` (`make benchmarks` runs both); "
-        f"this file was rendered by `{command}`. Raw results: `results/bench/<suite>/<model>/`.",
+        "`python benchmarks/eval_suites.py --render-only` rewrites this section. Raw results: "
+        "`results/bench/<suite>/<model>/`.",
         "",
-        f"Machine: {cpu_description()}. Wall times are per task inside one process (model loading excluded); the "
-        "embedding cache means a task that reuses sentences of an earlier task (language-bias after sts17) "
-        "costs almost nothing.",
+        f"Machine: {machine or 'not recorded'}. Wall times are per task inside one process (model loading "
+        "excluded); the embedding cache means a task that reuses sentences of an earlier task (language-bias after "
+        "sts17) costs almost nothing.",
         "",
     ]
     lines += [f"- {note}" for note in notes or []] + ([""] if notes else [])
@@ -193,7 +199,7 @@ def render(results: dict[str, dict[str, dict]], command: str, notes: list[str] |
                     + " | ".join(f"{rows[m][subset]:.2f}" if subset in rows[m] else "—" for m in models)
                     + " |"
                 )
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", END])
 
 
 def main() -> None:
@@ -214,13 +220,41 @@ def main() -> None:
         for suite in args.suites.split(","):
             for model in args.models.split(","):
                 run_suite(model, suite)
-    command = "python benchmarks/eval_suites.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    from polyembed.outputs import atomic_write
+    stored = load_json(NOTES) or {}
+    if not args.render_only or args.note:
+        stored = {"machine": stored.get("machine") if args.render_only else cpu_description(),
+                  "notes": args.note or stored.get("notes", [])}
+        write_json(NOTES, stored)
+    render()
 
-    with atomic_write(DOC) as handle:
-        handle.write(render(load_results(), command.strip(), args.note))
-    print(f"wrote {DOC}")
-    subprocess.run(["git", "-C", str(REPO), "status", "--short", str(DOC)], check=False)
+
+def render() -> str:
+    """Rewrite the section from the stored results and notes (`make render` calls this too); when the docs show
+    results that are not here, print the section and leave the docs alone."""
+    stored = load_json(NOTES) or {}
+    results = load_results()
+    section = render_section(results, stored.get("notes"), stored.get("machine"))
+    missing = missing_results(DOC, results, bool(load_throughput()))
+    if missing:
+        print(section)
+        print(f"docs/benchmarks.md left as it is: the docs show {', '.join(missing)}, whose results are not in "
+              f"{RESULTS}; copy what you re-measured from the section above by hand")
+        return section
+    replace_section(DOC, START, END, section)
+    print(f"wrote the eval-suites section of {DOC}")
+    return section
+
+
+def missing_results(docs: Path, results: dict[str, dict[str, dict]], throughput: bool) -> list[str]:
+    """What the docs' section shows (suites, their models, the throughput table) that has no results here."""
+    shown = shown_section(docs, START, END)
+    missing = [] if throughput or "## Encoding throughput" not in shown else ["the throughput table"]
+    for block in shown.split("\n## Suite `")[1:]:
+        suite = block.split("`", 1)[0]
+        table = block.split("| model | total wall time (s) |", 1)[-1].split("\n\n", 1)[0]
+        models = [line.split("|")[1].strip() for line in table.splitlines()[2:] if line.startswith("|")]
+        missing += [f"{suite}/{model}" for model in models if model not in results.get(suite, {})]
+    return missing
 
 
 if __name__ == "__main__":
