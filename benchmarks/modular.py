@@ -191,7 +191,9 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
         "steps": steps, "batch_size": batch_size, "max_seq_length": max_seq_length,
         "languages": languages, "tasks": tasks,
         "base_parameters": pipeline["base_parameters"],
-        "encoders": {code: {"parameters": row["encoder_parameters"], "stages": row["stages"]}
+        "encoders": {code: {"parameters": row["encoder_parameters"],
+                            "stages": {name: {**run_, "before": _recorded_before(run_)}
+                                       for name, run_ in row["stages"].items()}}
                      for code, row in stages.items()},
         "singles": {name: {key: run_.get(key) for key in ("wall_seconds", "peak_memory_mb", "steps", "model_dir",
                                                           "resumed")}
@@ -312,14 +314,20 @@ def _stage_change(stage: str, runs: list[dict[str, Any]]) -> str:
     key, factor, form = STAGE_MEASURES[stage]
     pairs = []
     for run_ in runs:
-        record = load_json(Path(run_["model_dir"]).parent / "training.json") or {}
-        before = record.get("details", {}).get("before", {}).get(key)
+        before = (run_.get("before") or _recorded_before(run_)).get(key)
         after = (run_.get("best") or {}).get(f"eval_{key}")
         if before is not None and after is not None:
             pairs.append((factor * before, factor * after))
     if len(pairs) != len(runs):
         return "-"
     return f"{form.format(mean([b for b, _ in pairs]))} -> {form.format(mean([a for _, a in pairs]))}"
+
+
+def _recorded_before(run_: dict[str, Any]) -> dict[str, Any]:
+    """The stage's dev measures before training, from its training.json: the seed file stores them as `before`
+    since 2026-11-25; older seed files only point at the run folder."""
+    record = load_json(Path(run_["model_dir"]).parent / "training.json") or {}
+    return record.get("details", {}).get("before", {})
 
 
 def _cost_table(seeds: list[dict[str, Any]]) -> list[str]:

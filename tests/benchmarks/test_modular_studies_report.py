@@ -1,0 +1,49 @@
+"""The modular studies' docs renderers on stored results (tests/benchmarks/fixtures/modular-studies: the real
+seed-0 runs of `benchmarks/modular_cla_ablation.py run` and `benchmarks/modular_la.py run`, 2026-11-25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.helpers import stored_report
+
+SECTIONS = ("# Benchmarks\n\n<!-- modular-cla:start -->\n<!-- modular-cla:end -->\n\n"
+            "<!-- modular-la:start -->\n<!-- modular-la:end -->\n")
+
+
+@pytest.mark.parametrize("name", ["modular_cla_ablation", "modular_la"])
+def test_each_study_renders_its_section_and_again_byte_for_byte(name: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    module, docs, _ = stored_report(name, "modular-studies", SECTIONS, tmp_path / "benchmarks.md", tmp_path,
+                                    monkeypatch)
+    module.render()
+    first = docs.read_text(encoding="utf-8")
+    if name == "modular_cla_ablation":
+        assert "### Choosing the CLA learning rate" in first
+        assert "<!-- modular-la:start -->\n<!-- modular-la:end" in first
+        assert "Best mean en-X dev STS:" in first
+    else:
+        # the dev choice per language: no LA for de and ru, LA at 5e-5 for kk
+        assert "| de | no LA: after SE | 83.7 | 77.5 | 97.2 | 80.2 | 69.2 | 98.0 | yes |" in first
+        assert "| kk | LA at 5e-5: after SE | 76.8 | 68.6 | 98.5 | 79.6 | 58.1 | 78.7 | yes |" in first
+        assert "<!-- modular-cla:start -->\n<!-- modular-cla:end" in first
+    module.render()
+    assert docs.read_text(encoding="utf-8") == first
+
+
+@pytest.mark.parametrize(("name", "shown"), [("modular_cla_ablation", "python benchmarks/modular_cla_ablation.py run"),
+                                             ("modular_la", "python benchmarks/modular_la.py run")])
+def test_a_study_without_its_results_leaves_the_shown_section_alone(name: str, shown: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    text = SECTIONS.replace("<!-- modular-cla:end -->", f"`{shown}`\n<!-- modular-cla:end -->").replace(
+        "<!-- modular-la:end -->", f"`{shown}`\n<!-- modular-la:end -->")
+    module, docs, results = stored_report(name, "modular-studies", text, tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    import shutil
+
+    shutil.rmtree(results / ("cla-ablation" if name == "modular_cla_ablation" else "la-study"))
+    module.render()
+    assert docs.read_text(encoding="utf-8") == text
+    assert "left alone" in capsys.readouterr().out
