@@ -340,7 +340,51 @@ def _seed_table(all_results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+GENRES_START, GENRES_END = "<!-- modular-genres:start -->", "<!-- modular-genres:end -->"
+
+
+def genre_section(tables: list[dict[str, Any]]) -> list[str]:
+    """Per language, en-X STS per STS-B genre without and with CLA (`genres` runs), one column per seed and the
+    mean change: does CLA shift one genre against another?"""
+    section = [GENRES_START, "### en-X STS per STS-B genre, without and with CLA", ""]
+    for language in sorted({table["language"] for table in tables}):
+        runs = sorted((t for t in tables if t["language"] == language), key=lambda t: t["seed"])
+        section += [
+            f"`python benchmarks/modular_cla_ablation.py genres --seed S --language {language}`: the seed's pipeline "
+            f"bundle in mode mono (no CLA) and mode cross (CLA), every stsb-multi-mt dev and test pair split by the "
+            "genre column of the English STS Benchmark files it translates row by row; Spearman x100, mean en-"
+            f"{language} cosine in brackets.",
+            "",
+            "| split | genre | pairs | " + " | ".join(f"seed {t['seed']}: no CLA -> CLA" for t in runs)
+            + " | mean change |",
+            "|---|---|---|" + "---|" * (len(runs) + 1),
+        ]
+        first = runs[0]["splits"]
+        for split, by_genre in first.items():
+            for genre in by_genre:
+                cells, changes = [], []
+                for run_ in runs:
+                    modes = run_["splits"].get(split, {}).get(genre)
+                    if modes is None:
+                        cells.append("-")
+                        continue
+                    before, after = modes["mono"], modes["cross"]
+                    changes.append(after["cross"] - before["cross"])
+                    cells.append(f"{before['cross']:.1f} ({before['cross_mean_cosine']:.3f}) -> {after['cross']:.1f} "
+                                 f"({after['cross_mean_cosine']:.3f})")
+                change = f"{sum(changes) / len(changes):+.1f}" if changes else "-"
+                section.append(f"| {split} | {genre} | {by_genre[genre]['mono']['pairs']} | " + " | ".join(cells)
+                               + f" | {change} |")
+        section.append("")
+    return [*section, GENRES_END]
+
+
 def render() -> None:
+    tables = [load_json(path) for path in sorted((OUT / "cla-ablation").glob("seed-*/genres-*.json"))]
+    if tables:
+        replace_section(DOCS, GENRES_START, GENRES_END, "\n".join(genre_section([t for t in tables if t])))
+    elif missing_tables(DOCS, GENRES_START, GENRES_END, {"genres": "modular_cla_ablation.py genres"}, set()):
+        print("no saved genre table here: the genres section is left alone")
     command = "python benchmarks/modular_cla_ablation.py run"
     paths = sorted((OUT / "cla-ablation").glob("seed-*/results.json"))
     if not paths:
