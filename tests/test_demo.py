@@ -126,15 +126,15 @@ def test_demo_tasks_follow_the_trained_languages() -> None:
 
 
 def test_demo_report_lists_the_kept_checkpoints_dev_measures_per_language() -> None:
-    from polyembed.demo import _per_language_dev_table
+    from polyembed.demo_report import per_language_dev_table
 
     best = {"step": 48, "eval_dev_negative_mse": -0.2, "eval_dev_mean_accuracy": 0.9,
             "eval_dev_de_mse_english": 0.1, "eval_dev_de_mse_translation": 0.3, "eval_dev_de_accuracy": 0.95,
             "eval_dev_ha_mse_english": 0.1, "eval_dev_ha_mse_translation": 0.5, "eval_dev_ha_accuracy": 0.85}
-    table = "\n".join(_per_language_dev_table(best))
+    table = "\n".join(per_language_dev_table(best))
     assert "step 48" in table and "| de | 0.1000 | 0.3000 | 0.950 |" in table
     assert "| ha | 0.1000 | 0.5000 | 0.850 |" in table
-    assert "mean" not in table.split("per language:")[1] and _per_language_dev_table({}) == []
+    assert "mean" not in table.split("per language:")[1] and per_language_dev_table({}) == []
 
 
 def test_forgetting_is_scored_in_every_tatoeba_and_tico_language(tmp_path, shared_data) -> None:
@@ -165,7 +165,7 @@ def test_forgetting_is_scored_in_every_tatoeba_and_tico_language(tmp_path, share
 def test_demo_report_gives_the_recipe_and_says_when_a_run_changed_it() -> None:
     import yaml
 
-    from polyembed.demo import RECIPE_CHOICES, recipe_lines
+    from polyembed.demo_report import RECIPE_CHOICES, recipe_lines
 
     preset = yaml.safe_load(demo_config_path().read_text(encoding="utf-8"))
     assert {option: preset[option] for option in RECIPE_CHOICES} == {
@@ -179,11 +179,11 @@ def test_demo_report_gives_the_recipe_and_says_when_a_run_changed_it() -> None:
 
 
 def test_the_report_says_which_length_the_saved_student_reads() -> None:
-    from polyembed.demo import _length_line
+    from polyembed.demo_report import length_line
 
-    kept = _length_line({"training": 128, "saved": 512, "saved_from": "starting model"})
+    kept = length_line({"training": 128, "saved": 512, "saved_from": "starting model"})
     assert kept == ("The saved student reads up to 512 tokens per sentence (the untrained student's own); "
                     "training truncated at 128.")
-    assert "set by `inference_max_seq_length`" in _length_line(
+    assert "set by `inference_max_seq_length`" in length_line(
         {"training": 128, "saved": 256, "saved_from": "inference_max_seq_length"})
-    assert _length_line({}) == ""
+    assert length_line({}) == ""

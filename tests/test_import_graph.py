@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "data": 3,
     "config": 4, "models": 4,
     "alignment": 5, "eval": 5, "methods": 5, "mining": 5, "streaming": 5, "serve": 5,
-    "api": 6, "demo": 6, "doctor": 6,
+    "api": 6, "demo": 6, "demo_report": 6, "doctor": 6,
     "__init__": 7, "__main__": 7, "cli": 7, "cli_app": 7, "cli_tools": 7, "cli_train": 7,
 }
 """errors, languages -> data -> models -> methods | eval | alignment | mining | streaming | serve -> api -> cli

@@ -62,7 +62,7 @@ def test_preset_comments_carry_no_measured_numbers(preset: Path) -> None:
 
 
 def test_the_demo_reports_reasons_carry_no_measured_numbers() -> None:
-    from polyembed.demo import RECIPE_CHOICES
+    from polyembed.demo_report import RECIPE_CHOICES
 
     found = {option: measured(reason) for option, (_, reason) in RECIPE_CHOICES.items() if measured(reason)}
     assert not found, found

@@ -3,8 +3,9 @@
 `run_demo` trains with the packaged `presets/distill-demo.yaml` (10 languages, a short run on 2 CPU
 cores), then evaluates the teacher, the untrained student and the distilled student on the same tasks
 (STS2017 mono + cross, stsb-multi-mt en-X, Kardes STS, Tatoeba for the trained languages, language bias),
-plus a forgetting report (Tatoeba in all 112 languages, untrained against distilled student, see
-`polyembed.eval.forgetting`), and writes one comparison report: results.json, report.md with tables, and plots.
+plus forgetting reports (Tatoeba in all 112 languages and TICO-19's long sentences in its 10, untrained against
+distilled student, see `polyembed.eval.forgetting`), and writes one comparison report: results.json, report.md
+with tables, and plots (its prose: `polyembed.demo_report`).
 The same headline numbers (`headline_metrics`) feed benchmarks/distill.py.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import build_config
+from polyembed.demo_report import length_line, per_language_dev_table, precision_line, recipe_lines
 from polyembed.errors import argument
 from polyembed.eval.forgetting import LONG_SENTENCE_TASK, ForgettingReport, forgetting_report, forgetting_task_options
 from polyembed.eval.forgetting import TASK as FORGETTING_TASK
@@ -35,27 +37,6 @@ logger = logging.getLogger(__name__)
 KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")
 STS17_ENGLISH = "en-en"
 STS17_MONO_OTHER = ("ar-ar", "es-es")
-RECIPE_CHOICES: dict[str, tuple[Any, str]] = {
-    "teacher": (
-        "minilm-en",
-        "the stronger English teacher mpnet-en gave the same cross-lingual STS at this recipe and helped the "
-        "languages the run never saw less on Tatoeba; minilm-en is a fifth of its size, which keeps the demo short",
-    ),
-    "projection_fit": (
-        "orthogonal",
-        "a scaled rotation into the teacher's dimensions keeps the student's own cosine similarities at step 0: "
-        "the languages the run never saw forget far less Tatoeba than with the least-squares map, at the same "
-        "cross-lingual STS",
-    ),
-    "learning_rate": (
-        3.0e-5,
-        "chosen on dev splits over two seeds: more cross-lingual STS than 1e-4 and about half its monolingual "
-        "loss; 1e-5 keeps monolingual STS best but loses cross-lingual retrieval in more of the languages the "
-        "run never saw. No rate tried keeps every language within a point of the untrained student",
-    ),
-}
-"""The demo recipe's choices and why (the numbers: docs/benchmarks.md, "Notes on the recipes against
-forgetting"): the report repeats the reason when a run keeps the demo's value, and says so when it does not."""
 TATOEBA_ROWS = 250
 """Tatoeba rows per trained language in the demo's tables (benchmarks/distill.py scores 500). The headline mean
 carries a 95% interval (`tatoeba_interval`). Each row's translation is retrieved among the language's rows, so
@@ -387,62 +368,6 @@ def run_demo(
     return summary
 
 
-def recipe_lines(config: dict[str, Any]) -> list[str]:
-    """The report's recipe section: each choice of RECIPE_CHOICES with its reason, or a note that this run
-    changed it from the demo's value."""
-    lines = ["## Recipe", ""]
-    for option, (demo_value, reason) in RECIPE_CHOICES.items():
-        value = config.get(option)
-        if value == demo_value:
-            lines.append(f"- `{option}: {value}`: {reason}.")
-        else:
-            lines.append(f"- `{option}: {value}` (your setting; the demo uses `{demo_value}`: {reason}).")
-    return [*lines, ""]
-
-
-def _precision_line(precision: str) -> str:
-    """Say how the evaluations encoded, so numbers are compared like with like."""
-    if precision == "bf16":
-        return ("Every evaluation encoded under bf16 autocast (this CPU computes bf16 natively): faster than float32, "
-                "with scores that differ slightly from float32's (docs/benchmarks.md, \"Inference precision\", "
-                "measures by how much; `polyembed demo --precision fp32` for float32).")
-    return "Every evaluation encoded in float32."
-
-
-def _length_line(lengths: dict[str, Any]) -> str:
-    """Which maximum length the saved student reads at, and why: a student saved at its training length would
-    truncate long sentences silently."""
-    if not lengths.get("saved"):
-        return ""
-    source = {
-        "starting model": "the untrained student's own",
-        "inference_max_seq_length": "set by `inference_max_seq_length`",
-    }.get(lengths.get("saved_from", ""), "the training length")
-    return (f"The saved student reads up to {lengths['saved']} tokens per sentence ({source}); training truncated "
-            f"at {lengths.get('training')}.")
-
-
-def _per_language_dev_table(best: dict[str, float]) -> list[str]:
-    """The kept checkpoint's dev measures per language: a mean can hide a language that got worse."""
-    languages = [key.removeprefix("eval_dev_").removesuffix("_accuracy") for key in best
-                 if key.startswith("eval_dev_") and key.endswith("_accuracy") and key != "eval_dev_mean_accuracy"]
-    if not languages:
-        return []
-    rows = [
-        f"| {code} | {best[f'eval_dev_{code}_mse_english']:.4f} | {best[f'eval_dev_{code}_mse_translation']:.4f} | "
-        f"{best[f'eval_dev_{code}_accuracy']:.3f} |"
-        for code in languages
-    ]
-    return [
-        f"Kept checkpoint (step {best.get('step')}), per language:",
-        "",
-        "| language | MSE x100 student(English) | MSE x100 student(translation) | translation accuracy |",
-        "|---|---|---|---|",
-        *rows,
-        "",
-    ]
-
-
 def _write_report(
     out: Path, results: dict[str, EvaluationResult], summary: dict[str, Any], forgetting: dict[str, ForgettingReport]
 ) -> None:
@@ -459,7 +384,7 @@ def _write_report(
             f"({training['train_pairs_seen']:,} pairs, {training['pairs_per_second']:.1f} pairs/s, "
             f"peak memory {training['peak_memory_mb']:.0f} MB). Whole demo: {summary['seconds']:.0f} s.",
             "",
-            _precision_line(summary.get("evaluation_precision", "fp32")),
+            precision_line(summary.get("evaluation_precision", "fp32")),
             "",
             f"Subsets: stsb-multi-mt and Kardes STS at most 500 pairs per language, STS2017 whole, Tatoeba "
             f"{TATOEBA_ROWS} evenly spaced rows per trained language (its mean with a 95% interval; fewer "
@@ -481,7 +406,7 @@ def _write_report(
             f"{LONG_SENTENCE_ROWS} evenly spaced rows per language, every language it has.",
             "",
             forgetting[LONG_SENTENCE_TASK].markdown(),
-            _length_line(training.get("max_seq_length") or {}),
+            length_line(training.get("max_seq_length") or {}),
             "",
             "## Training sources",
             "",
@@ -503,7 +428,7 @@ def _write_report(
                 for h in training["history"]
             ],
             "",
-            *_per_language_dev_table(training["best"]),
+            *per_language_dev_table(training["best"]),
         ]
         (staging / "report.md").write_text("\n".join(text), encoding="utf-8")
         (staging / "results.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
