@@ -335,8 +335,23 @@ class ParallelRetrieval(PivotRetrievalTask):
             self._multiway = None
 
 
+class DedupedPivotRetrieval(PivotRetrievalTask):
+    """A pivot retrieval task over files that repeat some sentences: rows with a repeated sentence are dropped
+    (first occurrence kept) unless `drop_duplicates=False`, since a repeat makes its own row unretrievable."""
+
+    def __init__(
+        self,
+        languages: Sequence[str] | None = None,
+        split: str | None = None,
+        *,
+        drop_duplicates: bool = True,
+        max_rows: int | None = None,
+    ) -> None:
+        super().__init__(languages=languages, split=split, drop_duplicates=drop_duplicates, max_rows=max_rows)
+
+
 @register_task
-class Tico19Retrieval(PivotRetrievalTask):
+class Tico19Retrieval(DedupedPivotRetrieval):
     """TICO-19 (COVID domain, 2,100 rows per en-X folder): en<->X retrieval.
 
     A few target-side sentences repeat (fr: 152 rows), so rows with a repeated sentence are dropped
@@ -355,29 +370,18 @@ class Tico19Retrieval(PivotRetrievalTask):
     )
     pivot = "en"
 
-    def __init__(
-        self,
-        languages: Sequence[str] | None = None,
-        split: str | None = None,
-        *,
-        drop_duplicates: bool = True,
-        max_rows: int | None = None,
-    ) -> None:
-        super().__init__(languages=languages, split=split, drop_duplicates=drop_duplicates, max_rows=max_rows)
-
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
         """`en-X/tico19-test.{X,en}`."""
         return self.read(context, language)
 
 
 @register_task
-class MafandRetrieval(PivotRetrievalTask):
+class MafandRetrieval(DedupedPivotRetrieval):
     """MAFAND-MT (African news, 8 languages): en<->X retrieval of long sentences, on the dev or test split.
 
     Why: Tatoeba's sentences are short, and a student can keep them while losing news-length sentences; the
     dev split (460-1,791 rows per language) is where a recipe against that loss is chosen, so that TICO-19
     stays a test set. The train split is training data (`mafand-mt` in `datasets`) and no split here.
-    Rows with a repeated sentence are dropped (first occurrence kept) unless `drop_duplicates=False`.
     """
 
     metadata = TaskMetadata(
@@ -391,16 +395,6 @@ class MafandRetrieval(PivotRetrievalTask):
         reference="Adelani et al. 2022 (NAACL), MAFAND-MT",
     )
     pivot = "en"
-
-    def __init__(
-        self,
-        languages: Sequence[str] | None = None,
-        split: str | None = None,
-        *,
-        drop_duplicates: bool = True,
-        max_rows: int | None = None,
-    ) -> None:
-        super().__init__(languages=languages, split=split, drop_duplicates=drop_duplicates, max_rows=max_rows)
 
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
         """`en-X/{split}.{X,en}`."""
