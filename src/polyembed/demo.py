@@ -46,7 +46,7 @@ FORGETTING_ROWS = 50
 forgetting rows took about half of `make demo` on a fresh clone (docs/benchmarks.md, "A fresh machine"); 50 rows
 halve that. One sentence is then a point of the two-direction mean, so single languages are noisy:
 benchmarks/distill.py `forgetting` scores every row."""
-LONG_SENTENCE_ROWS = 200
+LONG_SENTENCE_ROWS = 100
 """TICO-19 rows per language in the demo's long-sentence forgetting report, all 10 languages: a long sentence
 costs more to encode than a Tatoeba one, and the demo has a time budget (docs/benchmarks.md, "A fresh machine").
 Fewer rows make retrieval easier, so compare these numbers only at the same row count; benchmarks/distill.py
