@@ -87,6 +87,9 @@ BAD_REQUESTS = [
     ("wrong dimensions", b'{"input": "x", "dimensions": 16}', "dimensions", "32-dimensional"),
     ("bad format", b'{"input": "x", "encoding_format": "int8"}', "encoding_format", "'encoding_format'"),
     ("string dimensions", b'{"input": "x", "dimensions": "32"}', "dimensions", "'dimensions'"),
+    ("lone surrogate", b'{"input": ["ok", "a \\ud800 b"]}', "input",
+     "input[1] is not valid Unicode text (a lone surrogate at character 2)"),
+    ("lone low surrogate", b'{"input": "\\udc00"}', "input", "input[0] is not valid Unicode text"),
 ]
 
 
@@ -171,3 +174,51 @@ def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+class FragileEncoder:
+    """The tiny encoder, except that the model fails on any batch holding "boom" and the tokenizer on "tok!"
+    (stand-ins for inputs that pass validation and break the model or the tokenizer)."""
+
+    dimension = 32
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.calls = inner, "fragile", []
+
+    def tokenizer(self, sentences, **kwargs):
+        if any("tok!" in sentence for sentence in sentences):
+            raise ValueError("cannot tokenize")
+        return self.inner.model.tokenizer(sentences, **kwargs)
+
+    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
+        self.calls.append(list(sentences))
+        if any("boom" in sentence for sentence in sentences):
+            raise RuntimeError("the model failed")
+        return self.inner.encode(sentences, batch_size=batch_size)
+
+
+def test_a_request_that_breaks_the_model_fails_alone(encoder) -> None:
+    """Requests batched with a failing one still get their embeddings; the failing one a 500 JSON error."""
+    fragile = FragileEncoder(encoder)
+    app = create_app(fragile, ServerLimits(max_batch_size=64, max_wait_ms=300))
+    texts = [*TRAINING_TEXTS[:4], "boom goes the model"]
+    with TestClient(app, raise_server_exceptions=False) as test_client, ThreadPoolExecutor(5) as pool:
+        responses = list(pool.map(lambda text: test_client.post("/v1/embeddings", json={"input": text}), texts))
+    assert [response.status_code for response in responses] == [200, 200, 200, 200, 500]
+    shared = [call for call in fragile.calls if len(call) > 1 and any("boom" in text for text in call)]
+    assert shared, "the failing request was batched with others (the case under test)"
+    for text, response in zip(texts[:4], responses, strict=False):
+        vector = np.array(response.json()["data"][0]["embedding"], dtype=np.float32)
+        assert np.allclose(vector, polyembed.encode(encoder, [text])[0], atol=1e-5)
+    error = responses[-1].json()["error"]
+    assert error["type"] == "server_error" and "RuntimeError" in error["message"]
+
+
+def test_an_input_the_tokenizer_cannot_read_is_refused_before_batching(encoder) -> None:
+    app = create_app(FragileEncoder(encoder))
+    with TestClient(app) as test_client:
+        response = test_client.post("/v1/embeddings", json={"input": ["fine", "tok! here"]})
+        batches = app.state.batcher.batches_run
+    assert response.status_code == 400 and batches == 0
+    assert response.json()["error"] == {"message": "input[1] cannot be tokenized by this model (ValueError)",
+                                        "type": "invalid_request_error", "param": "input", "code": None}

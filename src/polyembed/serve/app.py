@@ -125,17 +125,26 @@ class EmbeddingBatcher:
                     break
                 jobs.append(job)
                 size += len(job.sentences)
-            try:
-                results = await loop.run_in_executor(self._executor, self._encode_jobs, jobs)
-            except Exception as err:  # the model failed: every waiting request gets the error
+            await self._answer(jobs)
+
+    async def _answer(self, jobs: list[_Job]) -> None:
+        """Encode `jobs` together; when that fails, each job again on its own, so a request that breaks the
+        model fails alone instead of taking the requests batched with it along."""
+        loop = asyncio.get_running_loop()
+        try:
+            results = await loop.run_in_executor(self._executor, self._encode_jobs, jobs)
+        except Exception as err:
+            if len(jobs) > 1:
                 for job in jobs:
-                    if not job.future.done():
-                        job.future.set_exception(err)
-                continue
-            self.batches_run += 1
-            for job, vectors in zip(jobs, results, strict=True):
-                if not job.future.done():
-                    job.future.set_result(vectors)
+                    await self._answer([job])
+                return
+            if not jobs[0].future.done():
+                jobs[0].future.set_exception(err)
+            return
+        self.batches_run += 1
+        for job, vectors in zip(jobs, results, strict=True):
+            if not job.future.done():
+                job.future.set_result(vectors)
 
     def _encode_jobs(self, jobs: Sequence[_Job]) -> list[np.ndarray]:
         """One encode call per language over every job's inputs, split back per job."""
@@ -166,6 +175,11 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
     for index, sentence in enumerate(sentences):
         if not sentence.strip():
             raise RequestError(f"input[{index}] is empty", "input")
+        try:
+            sentence.encode("utf-8")
+        except UnicodeEncodeError as err:  # a lone surrogate ("\\ud800") parses as JSON but is no text
+            raise RequestError(f"input[{index}] is not valid Unicode text (a lone surrogate at character "
+                               f"{err.start})", "input") from None
         if len(sentence) > limits.max_input_chars:
             raise RequestError(
                 f"input[{index}] has {len(sentence)} characters; at most {limits.max_input_chars}", "input"
@@ -205,10 +219,21 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
 
 
 def _token_count(encoder: SentenceEncoder, sentences: list[str]) -> int:
-    """Tokens as the model's tokenizer counts them (0 when the model exposes no tokenizer)."""
+    """Tokens as the model's tokenizer counts them (0 when the model exposes no tokenizer). Run before the
+    inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and never reaches the
+    shared batch."""
     if encoder.tokenizer is None:
         return 0
-    return sum(len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"])
+    try:
+        return sum(len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"])
+    except Exception:  # find the input at fault
+        for index, sentence in enumerate(sentences):
+            try:
+                encoder.tokenizer([sentence], add_special_tokens=True)
+            except Exception as err:
+                raise RequestError(f"input[{index}] cannot be tokenized by this model ({type(err).__name__})",
+                                   "input") from None
+        raise
 
 
 def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> FastAPI:
@@ -244,6 +269,11 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     async def refused(_: Request, err: RequestError) -> JSONResponse:
         return JSONResponse(_error_body(err.message, err.param), status_code=err.status)
 
+    @app.exception_handler(Exception)
+    async def failed(_: Request, err: Exception) -> JSONResponse:  # still OpenAI's error body, never plain text
+        return JSONResponse(_error_body(f"the server failed to encode this request ({type(err).__name__})",
+                                        kind="server_error"), status_code=500)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, err: StarletteHTTPException) -> JSONResponse:
         return JSONResponse(_error_body(str(err.detail)), status_code=err.status_code)
@@ -259,6 +289,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest) -> dict[str, Any]:
         sentences, languages = _check_request(body, encoder, limits)
+        tokens = _token_count(encoder, sentences)
         vectors = await batcher.embed(sentences, languages)
         data = [
             {
@@ -270,7 +301,6 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
             }
             for index, vector in enumerate(vectors)
         ]
-        tokens = _token_count(encoder, sentences)
         return {
             "object": "list",
             "data": data,
