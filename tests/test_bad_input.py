@@ -379,6 +379,9 @@ CASES: list[tuple[str, list[str], str]] = [
     # ---- serve
     ("serve-port-0", ["serve", "--port", "0"], "--port"),
     ("serve-max-inputs-0", ["serve", "--max-inputs", "0"], "--max-inputs"),
+    ("serve-max-request-tokens-0", ["serve", "--max-request-tokens", "0"], "--max-request-tokens"),
+    ("serve-max-body-bytes-0", ["serve", "--max-body-bytes", "0"], "--max-body-bytes"),
+    ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     # ---- export
     ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),

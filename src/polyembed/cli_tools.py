@@ -94,16 +94,26 @@ def serve_command(
     max_wait_ms: Annotated[
         float, typer.Option(help="How long a request waits for others to share its batch.", min=0, max=10_000)
     ] = 5.0,
+    max_request_tokens: Annotated[
+        int, typer.Option(help="Most tokens in one request, all inputs together (more: 413).", min=1)
+    ] = 65_536,
+    max_body_bytes: Annotated[int, typer.Option(help="Largest request body in bytes (more: 413).", min=1)] = 16 * 2**20,
+    max_concurrent_requests: Annotated[
+        int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
+    ] = 256,
 ) -> None:
-    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health."""
+    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive) and
+    GET /ready (model loaded and warmed up)."""
     import uvicorn
 
     from polyembed.config import build_config
     from polyembed.models.loading import load_model
     from polyembed.serve import ServerLimits, create_app
 
-    limits, _ = build_config(ServerLimits, None, {"max_inputs": max_inputs, "max_input_chars": max_input_chars,
-                                                  "max_batch_size": max_batch_size, "max_wait_ms": max_wait_ms})
+    limits, _ = build_config(ServerLimits, None, {
+        "max_inputs": max_inputs, "max_input_chars": max_input_chars, "max_batch_size": max_batch_size,
+        "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
+        "max_concurrent_requests": max_concurrent_requests})
     uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
 
 

@@ -217,8 +217,54 @@ def test_a_request_that_breaks_the_model_fails_alone(encoder) -> None:
 def test_an_input_the_tokenizer_cannot_read_is_refused_before_batching(encoder) -> None:
     app = create_app(FragileEncoder(encoder))
     with TestClient(app) as test_client:
+        warmed_up = app.state.batcher.batches_run
         response = test_client.post("/v1/embeddings", json={"input": ["fine", "tok! here"]})
-        batches = app.state.batcher.batches_run
+        batches = app.state.batcher.batches_run - warmed_up
     assert response.status_code == 400 and batches == 0
     assert response.json()["error"] == {"message": "input[1] cannot be tokenized by this model (ValueError)",
                                         "type": "invalid_request_error", "param": "input", "code": None}
+
+
+def test_costly_requests_are_413_and_overload_is_429_with_retry_after(encoder) -> None:
+    limits = ServerLimits(max_request_tokens=20, max_body_bytes=300, max_concurrent_requests=1, max_wait_ms=0)
+    slow = SlowEncoder(encoder)
+    app = create_app(slow, limits)
+    with TestClient(app) as test_client, ThreadPoolExecutor(3) as pool:
+        tokens = test_client.post("/v1/embeddings", json={"input": ["a b c d e f g h i j k l m n o p q r s t u"]})
+        body = test_client.post("/v1/embeddings", json={"input": ["x" * 150, "y" * 150]})
+        slow.delay = 1.0
+        responses = list(pool.map(lambda text: test_client.post("/v1/embeddings", json={"input": text}),
+                                  ["one", "two", "three"]))
+        slow.delay = 0.0
+        after = test_client.post("/v1/embeddings", json={"input": "one"})
+    assert tokens.status_code == 413 and "at most 20 per request" in tokens.json()["error"]["message"]
+    assert body.status_code == 413 and "at most 300" in body.json()["error"]["message"]
+    codes = sorted(response.status_code for response in responses)
+    assert codes[0] == 200 and set(codes[1:]) <= {200, 429} and 429 in codes  # one at a time: the rest refused
+    refused = next(response for response in responses if response.status_code == 429)
+    assert refused.headers["retry-after"] == "1" and "concurrent requests" in refused.json()["error"]["message"]
+    assert after.status_code == 200 and app.state.in_flight == 0  # served again once the load is gone
+
+
+class SlowEncoder:
+    """The tiny encoder, `delay` seconds per encode (a request that keeps the server busy)."""
+
+    dimension = 32
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.delay = inner, "slow", 0.0
+        self.tokenizer = inner.model.tokenizer
+
+    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
+        time.sleep(self.delay)
+        return self.inner.encode(sentences, batch_size=batch_size)
+
+
+def test_ready_after_warm_up_and_health_always(encoder) -> None:
+    app = create_app(encoder)
+    assert app.state.ready is False  # not started: a load balancer would get 503 from /ready
+    with TestClient(app) as test_client:
+        assert test_client.get("/ready").json() == {"status": "ready", "in_flight": 0}
+        assert app.state.batcher.batches_run == 1  # the warm-up encode
+        assert test_client.get("/health").status_code == 200
+    assert app.state.ready is False

@@ -6,7 +6,8 @@ of a language-routed model; a single multilingual model checks the code and igno
 
 Concurrent requests are batched dynamically (`EmbeddingBatcher`): inputs that arrive within `max_wait_ms` of each
 other are encoded together, up to `max_batch_size` sentences, on one worker thread that owns the model. Bad
-input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500.
+input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500; a
+request over the body or token cap is a 413, and beyond `max_concurrent_requests` a 429 with Retry-After.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ class ServerLimits(Options):
     max_batch_size: int = option(64, "Most sentences encoded together.", minimum=1)
     max_wait_ms: float = option(5.0, "How long a request waits for others to share its batch.", minimum=0,
                                 maximum=10_000)
+    max_request_tokens: int = option(
+        65_536, "Most tokens in one request (the model tokenizer's count, all inputs together); more is a 413.",
+        minimum=1)
+    max_body_bytes: int = option(16 * 2**20, "Largest request body in bytes; more is a 413.", minimum=1)
+    max_concurrent_requests: int = option(
+        256, "Requests accepted at once (waiting or encoding); more get a 429 with Retry-After, so a client can tell "
+        "overload from a hang.", minimum=1)
 
 
 class EmbeddingRequest(BaseModel):
@@ -60,9 +68,13 @@ class EmbeddingRequest(BaseModel):
 class RequestError(Exception):
     """A request the server understood and refuses: becomes a 4xx with OpenAI's error body."""
 
-    def __init__(self, message: str, param: str | None = None, status: int = 400) -> None:
+    def __init__(self, message: str, param: str | None = None, status: int = 400,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.message, self.param, self.status = message, param, status
+        self.message, self.param, self.status, self.headers = message, param, status, headers
+
+
+WARM_UP_SENTENCE = "polyembed is ready."
 
 
 def _error_body(message: str, param: str | None = None, kind: str = "invalid_request_error") -> dict[str, Any]:
@@ -243,15 +255,26 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms)
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await batcher.start()
+        await batcher.embed([WARM_UP_SENTENCE], [None])  # the first encode loads lazily built parts
+        app.state.ready = True
         try:
             yield
         finally:
+            app.state.ready = False
             await batcher.stop()
 
     app = FastAPI(title="polyembed embeddings", lifespan=lifespan)
-    app.state.batcher = batcher
+    app.state.batcher, app.state.ready, app.state.in_flight = batcher, False, 0
+
+    @app.middleware("http")
+    async def body_size(request: Request, call_next: Any) -> Any:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limits.max_body_bytes:
+            return JSONResponse(_error_body(f"the request body has {int(declared):,} bytes; at most "
+                                            f"{limits.max_body_bytes:,}"), status_code=413)
+        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -267,7 +290,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @app.exception_handler(RequestError)
     async def refused(_: Request, err: RequestError) -> JSONResponse:
-        return JSONResponse(_error_body(err.message, err.param), status_code=err.status)
+        return JSONResponse(_error_body(err.message, err.param), status_code=err.status, headers=err.headers)
 
     @app.exception_handler(Exception)
     async def failed(_: Request, err: Exception) -> JSONResponse:  # still OpenAI's error body, never plain text
@@ -280,7 +303,15 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
+        """Liveness: the process answers."""
         return {"status": "ok", "model": encoder.name, "dimension": encoder.dimension}
+
+    @app.get("/ready")
+    async def ready() -> JSONResponse:
+        """Readiness: the model is loaded and has encoded once (a load balancer sends traffic only then)."""
+        if not app.state.ready:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        return JSONResponse({"status": "ready", "in_flight": app.state.in_flight})
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
@@ -288,9 +319,19 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest) -> dict[str, Any]:
+        if app.state.in_flight >= limits.max_concurrent_requests:
+            raise RequestError(f"the server is at its limit of {limits.max_concurrent_requests} concurrent requests; "
+                               "retry shortly", status=429, headers={"Retry-After": "1"})
         sentences, languages = _check_request(body, encoder, limits)
         tokens = _token_count(encoder, sentences)
-        vectors = await batcher.embed(sentences, languages)
+        if tokens > limits.max_request_tokens:
+            raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per request",
+                               "input", status=413)
+        app.state.in_flight += 1
+        try:
+            vectors = await batcher.embed(sentences, languages)
+        finally:
+            app.state.in_flight -= 1
         data = [
             {
                 "object": "embedding",
