@@ -323,6 +323,7 @@ def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict
     trained with `config`: every saved option equal, options added since then at their defaults."""
     from dataclasses import fields
 
+    from polyembed.methods.base.run import HOUSEKEEPING_OPTIONS
     from polyembed.methods.distill.train import CONFIG_FILE
 
     folder = Path(config.output_dir)
@@ -333,7 +334,7 @@ def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict
     default_config = type(config)()
     defaults = {f.name: getattr(default_config, f.name) for f in fields(config)}
     for key, value in config.__dict__.items():
-        if saved.get(key, defaults[key]) != value:
+        if key not in HOUSEKEEPING_OPTIONS and saved.get(key, defaults[key]) != value:
             raise SystemExit(f"--evaluate-only: {saved_path} has {key}={saved.get(key)!r}, this config {value!r}")
     training = json.loads(training_path.read_text(encoding="utf-8"))
     seconds = previous_run["train_seconds_total"] if previous_run else training["train_seconds"]
@@ -343,11 +344,14 @@ def _trained_run(config: Any, previous_run: dict[str, Any] | None) -> tuple[dict
 def _train_and_evaluate(config: Any, origin: Any, label: str) -> tuple[Any, Any, float]:
     """Train one distillation run (replacing its output folder) and evaluate its model on the demo tasks;
     also returns the training's wall seconds (teacher labels and setup included, evaluation not)."""
+    from dataclasses import replace
+
     from polyembed.methods.distill.train import train_distill
     from polyembed.models.loading import load_model
 
     started = time.perf_counter()
-    training = train_distill(config, origin=origin, overwrite=True)
+    # checkpoints go once the run has finished: a recipe series otherwise fills the disk
+    training = train_distill(replace(config, keep_checkpoints=False), origin=origin, overwrite=True)
     seconds = time.perf_counter() - started
     return training, _evaluate(load_model(training.model_dir), label, config.languages), seconds
 
