@@ -187,3 +187,37 @@ def test_the_report_says_which_length_the_saved_student_reads() -> None:
     assert "set by `inference_max_seq_length`" in length_line(
         {"training": 128, "saved": 256, "saved_from": "inference_max_seq_length"})
     assert length_line({}) == ""
+
+
+def test_the_report_has_both_forgetting_sections_and_the_saved_length(tmp_path) -> None:
+    """`_write_report` on small stand-ins: the Tatoeba and TICO-19 sections, the saved length, results.json."""
+    import json
+
+    from polyembed.demo import _write_report
+    from polyembed.eval.forgetting import forgetting_report
+
+    def scores(task: str, values: dict[str, float]) -> list[Score]:
+        return [Score(task, "test", code, "accuracy", value, main=True, n=100) for code, value in values.items()]
+
+    forgetting = {
+        "tatoeba": forgetting_report(scores("tatoeba", {"deu": 97.0}), scores("tatoeba", {"deu": 98.0}), ["de"]),
+        "tico19-retrieval": forgetting_report(scores("tico19-retrieval", {"ha": 76.0, "am": 91.0}),
+                                              scores("tico19-retrieval", {"ha": 66.0, "am": 88.0}), ["ha"],
+                                              task="tico19-retrieval"),
+    }
+    results = {"teacher": _result("t", ROWS), "untrained student": _result("u", ROWS),
+               "distilled student": _result("s", ROWS)}
+    training = {"steps": 2, "train_pairs_seen": 64, "pairs_per_second": 1.0, "peak_memory_mb": 1.0, "history": [],
+                "best": {}, "details": {"sources": []},
+                "max_seq_length": {"training": 128, "saved": 512, "saved_from": "starting model"}}
+    summary = {"seconds": 1.0, "evaluation_precision": "fp32", "training": training,
+               "config": {"teacher": "minilm-en", "student": "me5-small", "languages": ["de", "ha"]},
+               "forgetting": forgetting["tatoeba"].to_dict(),
+               "long_sentence_forgetting": forgetting["tico19-retrieval"].to_dict()}
+    _write_report(tmp_path, results, summary, forgetting)
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Forgetting on long sentences: TICO-19, untrained -> distilled student" in report
+    assert report.index("| ha | trained | 100 | 76.00 | 66.00 | -10.00 |") < report.index("| am | not trained")
+    assert "reads up to 512 tokens per sentence (the untrained student's own); training truncated at 128" in report
+    saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert saved["long_sentence_forgetting"]["task"] == "tico19-retrieval"

@@ -402,7 +402,7 @@ def _write_report(
             forgetting[FORGETTING_TASK].markdown(),
             "## Forgetting on long sentences: TICO-19, untrained -> distilled student",
             "",
-            f"TICO-19 retrieval (COVID-domain sentences about twice Tatoeba's length, mean of both directions), "
+            f"TICO-19 retrieval (long COVID-domain sentences, mean of both directions), "
             f"{LONG_SENTENCE_ROWS} evenly spaced rows per language, every language it has.",
             "",
             forgetting[LONG_SENTENCE_TASK].markdown(),
