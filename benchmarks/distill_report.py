@@ -205,8 +205,9 @@ def long_sentence_table(saved: dict[str, Any] | None) -> list[str]:
             befores.append(summaries[0]["before"])
             after = sum(s["after"] for s in summaries) / len(summaries)
             cells.append(f"{after:.2f} ({after - summaries[0]['before']:+.2f})")
-        label = "Tatoeba mean, " + ("trained" if group == "trained" else "not trained")
-        lines.append(f"| {label} | | {befores[0]:.2f} | " + " | ".join(cells) + " |" if befores else "")
+        if befores:  # no recipe has this group: no row (an empty line would end the table)
+            label = "Tatoeba mean, " + ("trained" if group == "trained" else "not trained")
+            lines.append(f"| {label} | | {befores[0]:.2f} | " + " | ".join(cells) + " |")
     untrained = next(iter(saved["baselines"].values()))["headline"]["cross_sts"]
     cross = [sum(run["headline"]["cross_sts"] for run in rows[n]["runs"].values()) / len(rows[n]["runs"])
              for n in names]
