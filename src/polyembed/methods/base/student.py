@@ -39,9 +39,10 @@ def set_dropout(model: Any, probability: float) -> None:
             setattr(model.config, key, probability)
 
 
-_OWN_LENGTHS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-"""Each model's own maximum length from before the first `set_max_seq_length`: training truncates for speed,
-the saved model reads as far as its base model did (`restore_max_seq_length`)."""
+_OWN_LENGTHS: weakref.WeakKeyDictionary[Any, tuple[int, int | None]] = weakref.WeakKeyDictionary()
+"""Each model's own maximum length and its tokenizer's limit from before the first `set_max_seq_length`: training
+truncates for speed, the saved model reads as far as its base model did (`restore_max_seq_length`). The limit is
+kept because sentence-transformers writes `max_seq_length` into the tokenizer's `model_max_length` too."""
 
 
 def set_max_seq_length(model: Any, wanted: int) -> None:
@@ -50,13 +51,19 @@ def set_max_seq_length(model: Any, wanted: int) -> None:
     `restore_max_seq_length`."""
     own = getattr(model, "max_seq_length", None)
     if isinstance(own, int) and model not in _OWN_LENGTHS:
-        _OWN_LENGTHS[model] = own
+        _OWN_LENGTHS[model] = (own, _tokenizer_limit(model))
     model.max_seq_length = _capped(model, wanted)
 
 
-def _capped(model: Any, wanted: int) -> int:
+def _tokenizer_limit(model: Any) -> int | None:
     limit = getattr(model.tokenizer, "model_max_length", None)
-    return min(wanted, limit) if isinstance(limit, int) and limit < 1_000_000 else wanted
+    return limit if isinstance(limit, int) and limit < 1_000_000 else None
+
+
+def _capped(model: Any, wanted: int) -> int:
+    """`wanted`, capped at the tokenizer's limit from before training shortened it (else the current one)."""
+    limit = _OWN_LENGTHS[model][1] if model in _OWN_LENGTHS else _tokenizer_limit(model)
+    return min(wanted, limit) if limit is not None else wanted
 
 
 def restore_max_seq_length(model: Any, wanted: int | None = None) -> dict[str, Any]:
@@ -64,7 +71,7 @@ def restore_max_seq_length(model: Any, wanted: int | None = None) -> dict[str, A
     from before training truncated it. Why: a student trained at 128 tokens and saved at 128 silently cuts every
     longer sentence a user encodes later (me5-small reads 512). Returns what was chosen, for training.json."""
     training = getattr(model, "max_seq_length", None)
-    own = _OWN_LENGTHS.get(model)
+    own = _OWN_LENGTHS[model][0] if model in _OWN_LENGTHS else None
     if wanted is not None:
         model.max_seq_length = _capped(model, wanted)
         source = "inference_max_seq_length"
