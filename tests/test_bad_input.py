@@ -382,6 +382,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-request-tokens-0", ["serve", "--max-request-tokens", "0"], "--max-request-tokens"),
     ("serve-max-body-bytes-0", ["serve", "--max-body-bytes", "0"], "--max-body-bytes"),
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
+    ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     # ---- export
     ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),

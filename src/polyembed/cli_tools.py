@@ -91,6 +91,9 @@ def serve_command(
     max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1)] = 2048,
     max_input_chars: Annotated[int, typer.Option(help="Longest input, in characters.", min=1)] = 20_000,
     max_batch_size: Annotated[int, typer.Option(help="Most sentences encoded together.", min=1)] = 64,
+    max_batch_tokens: Annotated[int, typer.Option(
+        help="Most padded tokens (longest input x inputs) in one model call; larger batches are split by length.",
+        min=1)] = 16_384,
     max_wait_ms: Annotated[
         float, typer.Option(help="How long a request waits for others to share its batch.", min=0, max=10_000)
     ] = 5.0,
@@ -102,8 +105,8 @@ def serve_command(
         int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
     ] = 256,
 ) -> None:
-    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive) and
-    GET /ready (model loaded and warmed up)."""
+    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive),
+    GET /ready (model loaded and warmed up) and GET /metrics (Prometheus)."""
     import uvicorn
 
     from polyembed.config import build_config
@@ -112,6 +115,7 @@ def serve_command(
 
     limits, _ = build_config(ServerLimits, None, {
         "max_inputs": max_inputs, "max_input_chars": max_input_chars, "max_batch_size": max_batch_size,
+        "max_batch_tokens": max_batch_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests})
     uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")

@@ -268,3 +268,84 @@ def test_ready_after_warm_up_and_health_always(encoder) -> None:
         assert app.state.batcher.batches_run == 1  # the warm-up encode
         assert test_client.get("/health").status_code == 200
     assert app.state.ready is False
+
+
+def test_token_budget_chunks_sort_by_length_and_respect_both_caps() -> None:
+    from polyembed.serve.app import token_budget_chunks
+
+    lengths = [3, 500, 4, 5, 3, 200]
+    chunks = token_budget_chunks(lengths, max_batch_tokens=400, max_batch_size=3)
+    assert sorted(row for chunk in chunks for row in chunk) == list(range(6))  # every row once
+    assert chunks[0] == [1]  # longer than the budget: alone
+    for chunk in chunks:
+        assert len(chunk) <= 3 and [lengths[row] for row in chunk] == sorted((lengths[row] for row in chunk),
+                                                                            reverse=True)
+        assert len(chunk) == 1 or max(lengths[row] for row in chunk) * len(chunk) <= 400
+    assert token_budget_chunks([7] * 5, max_batch_tokens=1000, max_batch_size=64) == [[0, 1, 2, 3, 4]]
+
+
+def test_one_long_input_does_not_pad_the_short_ones(encoder) -> None:
+    """A long input is encoded in its own model call (token budget); every row still matches encode."""
+    texts = ["word " * 60, *TRAINING_TEXTS[:5]]
+    app = create_app(encoder, ServerLimits(max_batch_tokens=80, max_wait_ms=0))
+    with TestClient(app) as test_client:
+        before = app.state.batcher.model_calls
+        response = test_client.post("/v1/embeddings", json={"input": texts})
+        calls = app.state.batcher.model_calls - before
+    assert response.status_code == 200 and calls >= 2
+    vectors = np.array([item["embedding"] for item in response.json()["data"]], dtype=np.float32)
+    assert np.allclose(vectors, polyembed.encode(encoder, texts, normalize=True), atol=1e-5)
+
+
+def test_metrics_show_requests_batches_and_queue(client) -> None:
+    client.post("/v1/embeddings", json={"input": TRAINING_TEXTS[:2]})
+    client.post("/v1/embeddings", json={"input": ""})
+    response = client.get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    text = response.text
+    for name in ("polyembed_requests_total", "polyembed_request_duration_seconds_bucket", "polyembed_queue_depth",
+                 "polyembed_requests_in_flight", "polyembed_batch_size_sentences_bucket",
+                 "polyembed_batch_padded_tokens_bucket", "polyembed_encode_duration_seconds_bucket",
+                 "polyembed_tokens_total", "polyembed_requests_cancelled_total"):
+        assert name in text, name
+    assert 'polyembed_requests_total{status="200"} 1.0' in text
+    assert 'polyembed_requests_total{status="400"} 1.0' in text
+
+
+def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
+    """What a client disconnect does: the waiting job leaves the queue unencoded; the batch at work finishes."""
+    import asyncio
+
+    from polyembed.serve.app import EmbeddingBatcher
+
+    slow = SlowEncoder(encoder)
+    calls: list[list[str]] = []
+    inner_encode = slow.encode
+
+    def recording(sentences, language=None, **kwargs):
+        calls.append(list(sentences))
+        return inner_encode(sentences, language, **kwargs)
+
+    slow.encode = recording
+
+    async def scenario() -> np.ndarray:
+        batcher = EmbeddingBatcher(slow, max_wait_ms=0)
+        await batcher.start()
+        try:
+            slow.delay = 0.5
+            busy = asyncio.ensure_future(batcher.embed(["first"], [None]))
+            await asyncio.sleep(0.1)  # "first" is encoding now
+            gone = asyncio.ensure_future(batcher.embed(["gone"], [None]))
+            await asyncio.sleep(0.05)
+            gone.cancel()
+            first = await busy
+            slow.delay = 0.0
+            await batcher.embed(["after"], [None])
+            assert batcher.metrics.cancelled._value.get() == 1
+            return first
+        finally:
+            await batcher.stop()
+
+    first = asyncio.run(scenario())
+    assert ["gone"] not in calls and ["first"] in calls and ["after"] in calls
+    assert np.allclose(first, polyembed.encode(encoder, ["first"], normalize=True), atol=1e-5)

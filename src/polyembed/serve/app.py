@@ -5,9 +5,12 @@ drops in by changing a base URL. Beyond it, an optional `language` (one code, or
 of a language-routed model; a single multilingual model checks the code and ignores it.
 
 Concurrent requests are batched dynamically (`EmbeddingBatcher`): inputs that arrive within `max_wait_ms` of each
-other are encoded together, up to `max_batch_size` sentences, on one worker thread that owns the model. Bad
-input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500; a
-request over the body or token cap is a 413, and beyond `max_concurrent_requests` a 429 with Retry-After.
+other are encoded together, up to `max_batch_size` sentences, on one worker thread that owns the model; inside a
+batch the sentences are sorted by length and split so that no model call pads beyond `max_batch_tokens` (one
+long input does not make 63 short ones pay its length). Bad input is a 4xx with OpenAI's error body
+(`{"error": {"message", "type", "param", "code"}}`), never a 500; a request over the body or token cap is a 413,
+and beyond `max_concurrent_requests` a 429 with Retry-After. A request whose client disconnects before its batch
+is encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -32,6 +35,7 @@ from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import as_encoder
+from polyembed.serve.metrics import ServerMetrics
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,9 @@ class ServerLimits(Options):
     max_inputs: int = option(2048, "Most inputs in one request.", minimum=1)
     max_input_chars: int = option(20_000, "Longest input, in characters.", minimum=1)
     max_batch_size: int = option(64, "Most sentences encoded together.", minimum=1)
+    max_batch_tokens: int = option(
+        16_384, "Most padded tokens (longest input x inputs) in one model call; a batch above it is split into "
+        "calls of similar-length inputs.", minimum=1)
     max_wait_ms: float = option(5.0, "How long a request waits for others to share its batch.", minimum=0,
                                 maximum=10_000)
     max_request_tokens: int = option(
@@ -85,18 +92,40 @@ def _error_body(message: str, param: str | None = None, kind: str = "invalid_req
 class _Job:
     sentences: list[str]
     languages: list[str | None]
+    tokens: list[int]
+    """Each input's length in tokens (what it costs a padded batch)."""
     future: asyncio.Future = field(repr=False)
+
+
+def token_budget_chunks(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int) -> list[list[int]]:
+    """Row indices grouped into model calls: sorted by length (longest first), each call at most
+    `max_batch_size` rows and at most `max_batch_tokens` padded tokens (its longest row x its rows). A row
+    longer than the budget gets a call of its own."""
+    order = sorted(range(len(lengths)), key=lambda row: -lengths[row])
+    chunks: list[list[int]] = []
+    for row in order:
+        current = chunks[-1] if chunks else None
+        # rows come longest first, so the current call's first row is its longest
+        if current and len(current) < max_batch_size and lengths[current[0]] * (len(current) + 1) <= max_batch_tokens:
+            current.append(row)
+        else:
+            chunks.append([row])
+    return chunks
 
 
 class EmbeddingBatcher:
     """Dynamic batching: requests that arrive together share one `encode` call per language; the model runs on
     one worker thread so the event loop keeps accepting requests while it encodes."""
 
-    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0) -> None:
+    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0,
+                 max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None) -> None:
         self.encoder = as_encoder(encoder)
         self.max_batch_size = max_batch_size
+        self.max_batch_tokens = max_batch_tokens
         self.max_wait = max_wait_ms / 1000
+        self.metrics = metrics or ServerMetrics()
         self.batches_run = 0
+        self.model_calls = 0
         self._queue: asyncio.Queue[_Job] | None = None
         self._worker: asyncio.Task | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-encode")
@@ -112,12 +141,16 @@ class EmbeddingBatcher:
                 await self._worker
         self._executor.shutdown(wait=True)
 
-    async def embed(self, sentences: list[str], languages: list[str | None]) -> np.ndarray:
-        """L2-normalised float32 rows for `sentences`, in order."""
+    async def embed(self, sentences: list[str], languages: list[str | None],
+                    tokens: list[int] | None = None) -> np.ndarray:
+        """L2-normalised float32 rows for `sentences`, in order; `tokens` is each one's length in tokens (by
+        default its word count + 2). Cancelling the call before its batch starts drops the job unencoded."""
         if self._queue is None:
             raise RuntimeError("EmbeddingBatcher.start() was not called")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Job(sentences, languages, future))
+        lengths = tokens if tokens is not None else [len(sentence.split()) + 2 for sentence in sentences]
+        await self._queue.put(_Job(sentences, languages, lengths, future))
+        self.metrics.queue_depth.set(self._queue.qsize())
         return await future
 
     async def _run(self) -> None:
@@ -137,7 +170,11 @@ class EmbeddingBatcher:
                     break
                 jobs.append(job)
                 size += len(job.sentences)
-            await self._answer(jobs)
+            self.metrics.queue_depth.set(self._queue.qsize())
+            live = [job for job in jobs if not job.future.done()]  # a cancelled job's client has gone
+            self.metrics.cancelled.inc(len(jobs) - len(live))
+            if live:
+                await self._answer(live)
 
     async def _answer(self, jobs: list[_Job]) -> None:
         """Encode `jobs` together; when that fails, each job again on its own, so a request that breaks the
@@ -159,14 +196,26 @@ class EmbeddingBatcher:
                 job.future.set_result(vectors)
 
     def _encode_jobs(self, jobs: Sequence[_Job]) -> list[np.ndarray]:
-        """One encode call per language over every job's inputs, split back per job."""
-        sentences: list[str] = []
-        languages: list[str | None] = []
-        for job in jobs:
-            for sentence, language in zip(job.sentences, job.languages, strict=True):
-                sentences.append(sentence)
-                languages.append(language)
-        rows = self.encoder.encode(sentences, languages, batch_size=self.max_batch_size, normalize=True)
+        """Every job's inputs in model calls within the token budget (`token_budget_chunks`; the encoder routes
+        each call's rows by language), split back per job."""
+        sentences = [sentence for job in jobs for sentence in job.sentences]
+        languages = [language for job in jobs for language in job.languages]
+        cap = self.encoder.max_seq_length
+        lengths = [min(length, cap) if cap else length for job in jobs for length in job.tokens]
+        rows: np.ndarray | None = None
+        metrics = self.metrics
+        for chunk in token_budget_chunks(lengths, self.max_batch_tokens, self.max_batch_size):
+            with metrics.encode_seconds.time():
+                vectors = self.encoder.encode([sentences[row] for row in chunk], [languages[row] for row in chunk],
+                                              batch_size=len(chunk), normalize=True)
+            if rows is None:
+                rows = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
+            rows[chunk] = vectors
+            self.model_calls += 1
+            metrics.batch_sentences.observe(len(chunk))
+            metrics.batch_tokens.observe(lengths[chunk[0]] * len(chunk))
+        metrics.tokens.inc(sum(lengths))
+        assert rows is not None  # every job has at least one input
         out: list[np.ndarray] = []
         start = 0
         for job in jobs:  # each job's rows are contiguous in the flat order
@@ -230,14 +279,14 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
     return sentences, checked
 
 
-def _token_count(encoder: SentenceEncoder, sentences: list[str]) -> int:
-    """Tokens as the model's tokenizer counts them (0 when the model exposes no tokenizer). Run before the
-    inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and never reaches the
-    shared batch."""
+def _token_counts(encoder: SentenceEncoder, sentences: list[str]) -> list[int] | None:
+    """Each input's tokens as the model's tokenizer counts them (None when the model exposes no tokenizer).
+    Run before the inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and
+    never reaches the shared batch."""
     if encoder.tokenizer is None:
-        return 0
+        return None
     try:
-        return sum(len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"])
+        return [len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"]]
     except Exception:  # find the input at fault
         for index, sentence in enumerate(sentences):
             try:
@@ -252,7 +301,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     """The FastAPI application serving `encoder` (run it with uvicorn, or `polyembed serve`)."""
     encoder = as_encoder(encoder)
     limits = limits or ServerLimits()
-    batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms)
+    metrics = ServerMetrics()
+    batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics)
+    counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -264,9 +315,19 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         finally:
             app.state.ready = False
             await batcher.stop()
+            counting.shutdown(wait=True)
 
     app = FastAPI(title="polyembed embeddings", lifespan=lifespan)
-    app.state.batcher, app.state.ready, app.state.in_flight = batcher, False, 0
+    app.state.batcher, app.state.metrics, app.state.ready, app.state.in_flight = batcher, metrics, False, 0
+
+    @app.middleware("http")
+    async def count_requests(request: Request, call_next: Any) -> Any:
+        if request.url.path != "/v1/embeddings":
+            return await call_next(request)
+        with metrics.request_seconds.time():
+            response = await call_next(request)
+        metrics.requests.labels(status=str(response.status_code)).inc()
+        return response
 
     @app.middleware("http")
     async def body_size(request: Request, call_next: Any) -> Any:
@@ -313,25 +374,33 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
             return JSONResponse({"status": "starting"}, status_code=503)
         return JSONResponse({"status": "ready", "in_flight": app.state.in_flight})
 
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        """Prometheus metrics: requests by status, latency, queue depth, batch sizes and tokens."""
+        return Response(metrics.render(), media_type=metrics.content_type)
+
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": encoder.name, "object": "model", "owned_by": "polyembed"}]}
 
     @app.post("/v1/embeddings")
-    async def embeddings(body: EmbeddingRequest) -> dict[str, Any]:
+    async def embeddings(body: EmbeddingRequest, request: Request) -> dict[str, Any]:
         if app.state.in_flight >= limits.max_concurrent_requests:
             raise RequestError(f"the server is at its limit of {limits.max_concurrent_requests} concurrent requests; "
                                "retry shortly", status=429, headers={"Retry-After": "1"})
         sentences, languages = _check_request(body, encoder, limits)
-        tokens = _token_count(encoder, sentences)
-        if tokens > limits.max_request_tokens:
-            raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per request",
-                               "input", status=413)
         app.state.in_flight += 1
-        try:
-            vectors = await batcher.embed(sentences, languages)
+        metrics.in_flight.inc()
+        try:  # tokenizing a large request must not stall the event loop
+            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, encoder, sentences)
+            tokens = sum(counts) if counts is not None else 0
+            if tokens > limits.max_request_tokens:
+                raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
+                                   "request", "input", status=413)
+            vectors = await _unless_disconnected(batcher.embed(sentences, languages, counts), request)
         finally:
             app.state.in_flight -= 1
+            metrics.in_flight.dec()
         data = [
             {
                 "object": "embedding",
@@ -350,3 +419,26 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         }
 
     return app
+
+
+async def _unless_disconnected(work: Any, request: Request) -> Any:
+    """The result of `work`, or cancel it when the client goes away first (its job leaves the queue unencoded;
+    a batch already encoding finishes, as a model call cannot be interrupted). The status 499 (nginx's "client
+    closed request") reaches only the logs and metrics: nobody is there to read it."""
+    task = asyncio.ensure_future(work)
+    listener = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({task, listener}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            return task.result()
+        raise RequestError("the client disconnected before its embeddings were ready", status=499)
+    finally:
+        for pending in (task, listener):
+            if not pending.done():
+                pending.cancel()
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns once the client has gone (the body is read already: the next ASGI message is the disconnect)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
