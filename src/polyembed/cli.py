@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -98,6 +98,27 @@ def eval_command(
             f"({run.seconds:.1f} s)"
         )
     typer.echo(f"wrote {out}/results.json and {out}/report.md ({result.seconds:.1f} s)")
+    card = _add_to_model_card(model, result, out)
+    if card is not None:
+        typer.echo(f"added the scores to the model card {card}")
+
+
+def _add_to_model_card(model: str, result: Any, out: Path) -> Path | None:
+    """A polyembed model folder's card gets each task's main score (folders without a card stay as they are)."""
+    import datetime
+
+    from polyembed.eval.report import task_summary
+    from polyembed.methods.base.model_card import append_evaluation
+
+    if not Path(model).is_dir():
+        return None
+    rows = []
+    for run in result.runs:
+        subsets = sorted({score.subset for score in run.scores if score.main})
+        rows.append({"task": run.task.name, "metric": run.task.metadata.main_score,
+                     "languages": ", ".join(subsets) if len(subsets) <= 6 else f"{len(subsets)} subsets",
+                     "value": round(float(task_summary(run.scores)), 2)})
+    return append_evaluation(model, rows, f"polyembed eval, {datetime.date.today().isoformat()} ({out})")
 
 
 @app.command("doctor")

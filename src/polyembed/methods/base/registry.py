@@ -22,6 +22,7 @@ from polyembed.environment import require
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
 from polyembed.methods.base.distributed import is_main_process, main_process_first
+from polyembed.methods.base.model_card import write_model_card
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
 
@@ -155,4 +156,7 @@ def train(
         set_seed(config.seed)  # new weights made in build (heads, adapters) are the same in every run
         with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
             job = spec.build(config, prepared, run, show_progress)
-        return fit(spec.name, job, config, run, resume, show_progress)
+        result = fit(spec.name, job, config, run, resume, show_progress)
+        if is_main_process():
+            write_model_card(spec, config, result)
+        return result
