@@ -144,6 +144,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "--inference-max-seq-length"),
     ("distill-adapter-unknown", [*DISTILL, "--adapter", "qlora"], "--adapter"),
     ("distill-lora-rank-0", [*DISTILL, "--adapter", "lora", "--lora-rank", "0"], "--lora-rank"),
+    ("distill-report-to-unknown", [*DISTILL, "--report-to", "wandb"], "--report-to"),
     ("distill-dev-pairs-0", [*DISTILL, "--dev-pairs-per-source", "0"], "--dev-pairs-per-source"),
     ("distill-max-pairs-negative", [*DISTILL, "--max-pairs-per-source", "-5"], "--max-pairs-per-source"),
     ("distill-freeze-layers-negative", [*DISTILL, "--freeze-layers", "-1"], "--freeze-layers"),

@@ -87,10 +87,15 @@ class TrainConfig:
     seed: int = option(0, "Seed of data sampling, dev split and training.", minimum=0, maximum=2**32 - 1)
     output_dir: str = option("runs/train", "Run folder: config.yaml, checkpoints/, model/, training.json.")
     data_root: str | None = option(None, "Dataset folder (default: $POLYEMBED_DATA, else ../shared/data).")
+    report_to: Literal["none", "tensorboard", "trackio"] = option(
+        "none", "Where the trainer logs losses, learning rate and dev metrics: 'tensorboard' (event files in the "
+        "run's logs/ folder: `tensorboard --logdir RUN/logs`), 'trackio' (its local dashboard: `trackio show`), "
+        "or 'none'."
+    )
 
     def required_packages(self) -> tuple[str, ...]:
         """Optional packages these option values need (checked before anything loads)."""
-        return ()
+        return () if self.report_to == "none" else (self.report_to,)
 
 
 @dataclass
@@ -109,7 +114,8 @@ class LoraOptions:
 
     def required_packages(self) -> tuple[str, ...]:
         """LoRA comes from peft, through transformers' PEFT integration."""
-        return ("peft",) if self.adapter == "lora" else ()
+        others = getattr(super(), "required_packages", tuple)()  # the TrainConfig it is mixed into
+        return (*others, "peft") if self.adapter == "lora" else others
 
 
 @dataclass

@@ -75,6 +75,8 @@ class TrainingJob:
 
 
 HEAD_FILE = "mlm_head.safetensors"
+LOGS_FOLDER = "logs"
+"""The run's training logs (TensorBoard event files with `report_to: tensorboard`)."""
 
 
 class LossHeadTrainer(SentenceTransformerTrainer):
@@ -148,6 +150,18 @@ class StepTimer(TrainerCallback):
         self.steps += 1
 
 
+def _log_callbacks(config: TrainConfig, run: RunFolder) -> list[Any]:
+    """TensorBoard writes into the run's logs/ folder, which outlives checkpoints/ (removed when
+    keep_checkpoints is false), rather than transformers' default under the checkpoints."""
+    if config.report_to != "tensorboard":
+        return []
+    from transformers.integrations import TensorBoardCallback
+
+    callback = TensorBoardCallback()
+    callback.logging_dir = str(run.path / LOGS_FOLDER)
+    return [callback]
+
+
 def planned_steps(config: TrainConfig, steps_per_epoch: int) -> int:
     """The run's optimizer steps: max_steps, else epochs x steps per epoch."""
     return config.max_steps or math.ceil(steps_per_epoch * config.epochs)
@@ -199,7 +213,8 @@ def fit(
         seed=config.seed,
         bf16=bf16,
         prompts=job.prompts if job.prompts is not None else default_prompt(job.model),
-        report_to="none",
+        report_to="trackio" if config.report_to == "trackio" else "none",
+        **({"project": f"polyembed-{method}"} if config.report_to == "trackio" else {}),
         disable_tqdm=not show_progress,
         use_cpu=not torch.cuda.is_available(),
         **extra,
@@ -211,7 +226,7 @@ def fit(
         train_dataset=job.train_dataset,
         loss=job.loss,
         evaluator=job.evaluator,
-        callbacks=[timer, *job.callbacks],
+        callbacks=[timer, *_log_callbacks(config, run), *job.callbacks],
     )
     last = run.last_checkpoint() if resume else None
     if resume and show_progress:
