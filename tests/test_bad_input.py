@@ -385,6 +385,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
+    ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),
+    ("serve-backend-torch-on-an-export", ["serve", "-m", "{tmp}/onnx-export", "--backend", "torch"],
+     "is an ONNX export"),
+    ("serve-backend-int8-missing", ["serve", "-m", "{tmp}/onnx-export", "--backend", "onnx-int8"],
+     "has no model.int8.onnx"),
     # ---- export
     ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),
     ("export-output-other-files", ["export", "-o", "{tmp}/afolder"], "a folder of other files"),

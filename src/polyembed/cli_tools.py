@@ -104,13 +104,16 @@ def serve_command(
     max_concurrent_requests: Annotated[
         int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
     ] = 256,
+    backend: Annotated[str, typer.Option(
+        help="Runtime: torch, onnx (fp32) or onnx-int8 (onnxruntime; a torch model is exported once into the "
+        "cache), or auto (an ONNX export runs its own graph, anything else torch).")] = "auto",
 ) -> None:
     """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive),
     GET /ready (model loaded and warmed up) and GET /metrics (Prometheus)."""
     import uvicorn
 
     from polyembed.config import build_config
-    from polyembed.models.loading import load_model
+    from polyembed.models.backends import load_with_backend
     from polyembed.serve import ServerLimits, create_app
 
     limits, _ = build_config(ServerLimits, None, {
@@ -118,7 +121,7 @@ def serve_command(
         "max_batch_tokens": max_batch_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests})
-    uvicorn.run(create_app(load_model(model), limits), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info")
 
 
 def _modular_group() -> typer.Typer:

@@ -1,0 +1,43 @@
+"""Choosing the runtime: a torch model served on onnxruntime is exported once into the cache and reused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import polyembed
+from polyembed.errors import PolyembedError
+from polyembed.models.backends import EXPORTS_FOLDER, load_with_backend
+from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, OnnxEncoder
+from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "cache"
+
+
+def test_onnx_backends_export_once_and_embed_as_torch(tmp_path: Path) -> None:
+    folder = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
+    torch_rows = polyembed.encode(load_with_backend(folder, "torch"), TRAINING_TEXTS[:8], normalize=True)
+    fp32 = load_with_backend(folder, "onnx")
+    exports = list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())
+    assert isinstance(fp32, OnnxEncoder) and fp32.name.endswith(FP32_FILE) and len(exports) == 1
+    assert np.abs(polyembed.encode(fp32, TRAINING_TEXTS[:8], normalize=True) - torch_rows).max() < 1e-4
+    stamp = (exports[0] / FP32_FILE).stat().st_mtime_ns
+    int8 = load_with_backend(folder, "onnx-int8")  # the same export, not a second one
+    assert int8.name.endswith(INT8_FILE) and (exports[0] / FP32_FILE).stat().st_mtime_ns == stamp
+    assert list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir()) == exports
+    cosines = (polyembed.encode(int8, TRAINING_TEXTS[:8], normalize=True) * torch_rows).sum(axis=1)
+    assert cosines.min() > 0.95
+    assert isinstance(load_with_backend(str(exports[0]), "auto"), OnnxEncoder)  # an export runs its own graph
+    assert not isinstance(load_with_backend(folder, "auto"), OnnxEncoder)
+
+
+def test_a_backend_the_model_cannot_run_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="backend 'tensorrt': expected one of auto, torch, onnx, onnx-int8"):
+        load_with_backend("minilm-en", "tensorrt")
