@@ -54,3 +54,30 @@ def test_long_sentences_per_language_beside_tatoeba_and_cross_sts(distill_report
     assert "| Tatoeba mean, not trained | | 74.00 | 72.50 (-1.50) |" in table
     assert "| cross-lingual STS | | 60.00 | 66.50 (+6.50) |" in table
     assert distill_report.long_sentence_table({"rows": {"older": saved["rows"]["older"]}}) == []
+
+
+def test_the_long_sentence_section_renders_on_its_own_and_never_drops_a_recipe(distill_report, tmp_path,
+                                                                                monkeypatch) -> None:
+    saved = {
+        "baselines": {"me5-small": {"headline": {"cross_sts": 60.0}}},
+        "machine": {"cpus": 2},
+        "rows": {"demo": {"overrides": {}, "runs": {
+            "0": _run({"ha": 65.9, "sw": 90.0, "rw": 67.9}, {"deu": 98.0, "yor": 73.0}, 66.0),
+            "1": _run({"ha": 76.0, "sw": 92.5, "rw": 68.9}, {"deu": 98.0, "yor": 72.0}, 67.0),
+        }}},
+    }
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n\nother text\n", encoding="utf-8")
+    monkeypatch.setattr(distill_report, "DOCS", docs)
+    monkeypatch.setattr(distill_report, "_load", lambda name: saved if name == "recipes" else None)
+    distill_report.render_long_sentences()
+    text = docs.read_text(encoding="utf-8")
+    assert text.startswith("# Benchmarks\n\nother text\n") and "<!-- recipes: demo -->" in text
+    assert "- `demo`: the demo config (seeds 0, 1)" in text
+    assert "| demo | 0 | ha -10.80, sw -2.80 | 66.00 |" in text  # per seed: the bound is per run
+    assert "| demo | 1 | none | 67.00 |" in text  # ha -0.70, sw -0.30: within a point
+    distill_report.render_long_sentences()
+    assert docs.read_text(encoding="utf-8") == text  # byte-stable
+    saved["rows"] = {"other": saved["rows"]["demo"]}  # demo's JSON gone: the docs keep showing it
+    distill_report.render_long_sentences()
+    assert docs.read_text(encoding="utf-8") == text
