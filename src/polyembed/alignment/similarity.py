@@ -2,7 +2,8 @@
 
 Each word's vector is the mean of its subword vectors at one hidden layer; a word pair's score is
 (cos + 1) / 2 of the two vectors, in 0..1, and every link keeps its score so that a threshold can filter links
-(WACSE keeps links scoring >= 0.9). Three ways to pick links from the score matrix:
+(the WACSE paper keeps WSPAlign links of probability >= 0.9; polyembed's WACSE filters these similarity scores
+at its own `alignment_threshold`). Three ways to pick links from the score matrix:
 
 - `argmax`: links that are the best target of their source word and the best source of their target word;
 - `itermax`: argmax, then further rounds (2 in all by default) for words left unaligned: a cell whose row and
