@@ -329,7 +329,7 @@ def render_long_sentences() -> str:
              "time):",
              ""]
     lines += [f"- `{name}`: " + (", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "the demo config")
-              + f" (seeds {', '.join(sorted(row['runs']))})" for name, row in rows.items()]
+              + f" (seeds {', '.join(sorted(row['runs'], key=int))})" for name, row in rows.items()]
     lines += [*table, *_per_seed_long_losses(rows)]
     student = next(iter(saved["baselines"]))
     dev = recipe_dev_table(_load("recipes-dev"), student)
@@ -350,7 +350,7 @@ def _per_seed_long_losses(rows: dict[str, Any]) -> list[str]:
     lines = ["", "| recipe | seed | trained languages losing > 1 point of TICO-19 | cross-lingual STS | English STS |",
              "|---|---|---|---|---|"]
     for name, row in rows.items():
-        for seed, run in sorted(row["runs"].items()):
+        for seed, run in sorted(row["runs"].items(), key=lambda item: int(item[0])):
             losses = sorted((entry for entry in run["long_sentence_forgetting"]["languages"]
                              if entry["group"] == "trained" and entry["after"] - entry["before"] < -1),
                             key=lambda entry: entry["after"] - entry["before"])

@@ -118,7 +118,11 @@ def _add_to_model_card(model: str, result: Any, out: Path) -> Path | None:
         rows.append({"task": run.task.name, "metric": run.task.metadata.main_score,
                      "languages": ", ".join(subsets) if len(subsets) <= 6 else f"{len(subsets)} subsets",
                      "value": round(float(task_summary(run.scores)), 2)})
-    return append_evaluation(model, rows, f"polyembed eval, {datetime.date.today().isoformat()} ({out})")
+    try:
+        return append_evaluation(model, rows, f"polyembed eval, {datetime.date.today().isoformat()} ({out})")
+    except (OSError, ValueError) as err:  # the report is written; a read-only or hand-edited card stays as it is
+        typer.echo(f"warning: the model card in {model} was left as it is ({err})", err=True)
+        return None
 
 
 @app.command("doctor")

@@ -26,11 +26,12 @@ def test_onnx_backends_export_once_and_embed_as_torch(tmp_path: Path) -> None:
     torch_rows = polyembed.encode(load_with_backend(folder, "torch"), TRAINING_TEXTS[:8], normalize=True)
     fp32 = load_with_backend(folder, "onnx")
     exports = list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())
-    assert isinstance(fp32, OnnxEncoder) and fp32.name.endswith(FP32_FILE) and len(exports) == 1
+    assert isinstance(fp32, OnnxEncoder) and fp32.graph_file == FP32_FILE and len(exports) == 1
+    assert fp32.name == folder  # served under the name the user gave
     assert np.abs(polyembed.encode(fp32, TRAINING_TEXTS[:8], normalize=True) - torch_rows).max() < 1e-4
     stamp = (exports[0] / FP32_FILE).stat().st_mtime_ns
     int8 = load_with_backend(folder, "onnx-int8")  # the same export, not a second one
-    assert int8.name.endswith(INT8_FILE) and (exports[0] / FP32_FILE).stat().st_mtime_ns == stamp
+    assert int8.graph_file == INT8_FILE and (exports[0] / FP32_FILE).stat().st_mtime_ns == stamp
     assert list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir()) == exports
     cosines = (polyembed.encode(int8, TRAINING_TEXTS[:8], normalize=True) * torch_rows).sum(axis=1)
     assert cosines.min() > 0.95
@@ -41,3 +42,19 @@ def test_onnx_backends_export_once_and_embed_as_torch(tmp_path: Path) -> None:
 def test_a_backend_the_model_cannot_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PolyembedError, match="backend 'tensorrt': expected one of auto, torch, onnx, onnx-int8"):
         load_with_backend("minilm-en", "tensorrt")
+
+
+def test_a_config_change_makes_a_new_export(tmp_path: Path) -> None:
+    """The cache key covers the model's config files, not only its weights: a changed maximum length must not
+    be served from the old export."""
+    import json
+
+    folder = tiny_sentence_transformer(tmp_path / "tiny", seed=0)
+    first = load_with_backend(str(folder), "onnx")
+    config = folder / "sentence_bert_config.json"
+    settings = json.loads(config.read_text())
+    settings["max_seq_length"] = 16
+    config.write_text(json.dumps(settings))
+    second = load_with_backend(str(folder), "onnx")
+    assert first.path != second.path and second.max_seq_length == 16
+    assert len(list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())) == 2

@@ -349,3 +349,14 @@ def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
     first = asyncio.run(scenario())
     assert ["gone"] not in calls and ["first"] in calls and ["after"] in calls
     assert np.allclose(first, polyembed.encode(encoder, ["first"], normalize=True), atol=1e-5)
+
+
+def test_metrics_count_every_refusal_and_failure(encoder) -> None:
+    """413 from the body cap (a middleware) and 500 from a failing model are counted like any answer."""
+    app = create_app(FragileEncoder(encoder), ServerLimits(max_body_bytes=300, max_wait_ms=0))
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        assert test_client.post("/v1/embeddings", json={"input": ["x" * 400]}).status_code == 413
+        assert test_client.post("/v1/embeddings", json={"input": "boom"}).status_code == 500
+        text = test_client.get("/metrics").text
+    assert 'polyembed_requests_total{status="413"} 1.0' in text
+    assert 'polyembed_requests_total{status="500"} 1.0' in text

@@ -30,44 +30,62 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
 
     if backend not in BACKENDS:
         raise PolyembedError(f"{argument(option, 'backend')} '{backend}': expected one of {', '.join(BACKENDS)}")
-    if is_onnx_export(model):
+    local = Path(model).expanduser()
+    if is_onnx_export(local):
         if backend == "torch":
             raise PolyembedError(f"{argument(option, 'backend')} torch: {model} is an ONNX export; give the model "
                                  "it was made from")
-        folder = Path(model).parent if Path(model).suffix == ".onnx" else Path(model)
-        return _export_graph(folder, backend) if backend != "auto" else load_onnx(model)
+        folder = local.parent if local.suffix == ".onnx" else local
+        return _graph_of(folder, backend, model, option) if backend != "auto" else load_onnx(local, name=model)
     encoder = load_model(model)
     if backend in ("auto", "torch"):
         return encoder
-    folder = _cached_export(encoder, model)
-    graph = _export_graph(folder, backend)
+    graph = _graph_of(_cached_export(encoder, model), backend, model, option)
     logger.info("serving %s on onnxruntime (%s, %s)", model, backend, INT8_FILE if backend == "onnx-int8"
                 else FP32_FILE)
     return graph
 
 
-def _export_graph(folder: Path, backend: str) -> SentenceEncoder:
+def _graph_of(folder: Path, backend: str, name: str, option: str) -> SentenceEncoder:
+    """The export's fp32 or int8 graph, named as the user named the model."""
     from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, load_onnx
 
-    name = INT8_FILE if backend == "onnx-int8" else FP32_FILE
-    if not (folder / name).is_file():
-        raise PolyembedError(f"{argument('--backend', 'backend')} {backend}: the export {folder} has no {name} "
+    graph = INT8_FILE if backend == "onnx-int8" else FP32_FILE
+    if not (folder / graph).is_file():
+        raise PolyembedError(f"{argument(option, 'backend')} {backend}: the export {folder} has no {graph} "
                              "(export again with quantisation)")
-    return load_onnx(folder / name)
+    return load_onnx(folder / graph, name=name)
 
 
 def _cached_export(encoder: Any, model: str) -> Path:
-    """The cache's ONNX export of `encoder` (fp32 and int8), made on first use."""
-    from polyembed.models.embedding_cache import encoder_fingerprint
-    from polyembed.models.onnx_export import export_onnx, is_onnx_export
+    """The cache's ONNX export of `encoder` (fp32 and int8), made on first use; an export cut off while it was
+    published (no manifest yet) is made again."""
+    from polyembed.models.onnx_export import export_onnx
+    from polyembed.outputs import MANIFEST_FILE
 
-    folder = cache_dir() / EXPORTS_FOLDER / encoder_fingerprint(encoder)
-    if is_onnx_export(folder):
+    folder = cache_dir() / EXPORTS_FOLDER / _source_key(encoder)
+    if (folder / MANIFEST_FILE).is_file():  # written last, once every file is in place
         return folder
     logger.info("exporting %s to ONNX once (fp32 and int8) into %s", model, folder)
     try:
-        export_onnx(encoder, folder, quantize=True)
+        export_onnx(encoder, folder, quantize=True, overwrite=True)
     except PolyembedError:
-        if not is_onnx_export(folder):  # another process may have finished the same export first
+        if not (folder / MANIFEST_FILE).is_file():  # another process may have finished the same export first
             raise
     return folder
+
+
+def _source_key(encoder: Any) -> str:
+    """The model's fingerprint (name, weight files) and the bytes of its other files (configs, tokenizer,
+    prompts), which change what the export embeds without touching the weights."""
+    from polyembed.integrity import new_hash
+    from polyembed.models.embedding_cache import encoder_fingerprint
+
+    hasher = new_hash()
+    hasher.update(encoder_fingerprint(encoder).encode())
+    folder = Path(encoder.path) if encoder.path else None
+    if folder is not None and folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in (".json", ".txt", ".model"):
+                hasher.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return hasher.hexdigest()[:16]

@@ -208,6 +208,8 @@ class OnnxEncoder(SentenceEncoder):
         self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
         self.name = name or str(graph_path)
         self.path = str(folder)
+        self.graph_file = graph
+        """The graph this encoder runs (`model.onnx` or `model.int8.onnx`)."""
 
     @property
     def dimension(self) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import copy
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -144,11 +145,13 @@ class EmbeddingBatcher:
     async def embed(self, sentences: list[str], languages: list[str | None],
                     tokens: list[int] | None = None) -> np.ndarray:
         """L2-normalised float32 rows for `sentences`, in order; `tokens` is each one's length in tokens (by
-        default its word count + 2). Cancelling the call before its batch starts drops the job unencoded."""
+        default an estimate from its words and characters). Cancelling the call before its batch starts drops
+        the job unencoded."""
         if self._queue is None:
             raise RuntimeError("EmbeddingBatcher.start() was not called")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        lengths = tokens if tokens is not None else [len(sentence.split()) + 2 for sentence in sentences]
+        lengths = tokens if tokens is not None else [max(len(sentence.split()), len(sentence) // 3) + 2
+                                                     for sentence in sentences]  # text without spaces too
         await self._queue.put(_Job(sentences, languages, lengths, future))
         self.metrics.queue_depth.set(self._queue.qsize())
         return await future
@@ -185,7 +188,8 @@ class EmbeddingBatcher:
         except Exception as err:
             if len(jobs) > 1:
                 for job in jobs:
-                    await self._answer([job])
+                    if not job.future.done():  # a job whose client has gone is not retried
+                        await self._answer([job])
                 return
             if not jobs[0].future.done():
                 jobs[0].future.set_exception(err)
@@ -279,18 +283,18 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
     return sentences, checked
 
 
-def _token_counts(encoder: SentenceEncoder, sentences: list[str]) -> list[int] | None:
+def _token_counts(tokenizer: Any, sentences: list[str]) -> list[int] | None:
     """Each input's tokens as the model's tokenizer counts them (None when the model exposes no tokenizer).
     Run before the inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and
     never reaches the shared batch."""
-    if encoder.tokenizer is None:
+    if tokenizer is None:
         return None
     try:
-        return [len(ids) for ids in encoder.tokenizer(sentences, add_special_tokens=True)["input_ids"]]
+        return [len(ids) for ids in tokenizer(sentences, add_special_tokens=True)["input_ids"]]
     except Exception:  # find the input at fault
         for index, sentence in enumerate(sentences):
             try:
-                encoder.tokenizer([sentence], add_special_tokens=True)
+                tokenizer([sentence], add_special_tokens=True)
             except Exception as err:
                 raise RequestError(f"input[{index}] cannot be tokenized by this model ({type(err).__name__})",
                                    "input") from None
@@ -304,6 +308,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     metrics = ServerMetrics()
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics)
     counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
+    # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
+    # thread switches truncation while the other tokenizes.
+    counter = copy.deepcopy(encoder.tokenizer) if encoder.tokenizer is not None else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -321,21 +328,25 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     app.state.batcher, app.state.metrics, app.state.ready, app.state.in_flight = batcher, metrics, False, 0
 
     @app.middleware("http")
-    async def count_requests(request: Request, call_next: Any) -> Any:
-        if request.url.path != "/v1/embeddings":
-            return await call_next(request)
-        with metrics.request_seconds.time():
-            response = await call_next(request)
-        metrics.requests.labels(status=str(response.status_code)).inc()
-        return response
-
-    @app.middleware("http")
     async def body_size(request: Request, call_next: Any) -> Any:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limits.max_body_bytes:
             return JSONResponse(_error_body(f"the request body has {int(declared):,} bytes; at most "
                                             f"{limits.max_body_bytes:,}"), status_code=413)
         return await call_next(request)
+
+    @app.middleware("http")  # registered last, so outermost: it also sees body_size's 413s
+    async def count_requests(request: Request, call_next: Any) -> Any:
+        if not request.url.path.endswith("/v1/embeddings"):
+            return await call_next(request)
+        with metrics.request_seconds.time():
+            try:
+                response = await call_next(request)
+            except Exception:  # becomes the JSON 500 further out (ServerErrorMiddleware)
+                metrics.requests.labels(status="500").inc()
+                raise
+        metrics.requests.labels(status=str(response.status_code)).inc()
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -392,7 +403,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         app.state.in_flight += 1
         metrics.in_flight.inc()
         try:  # tokenizing a large request must not stall the event loop
-            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, encoder, sentences)
+            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
             tokens = sum(counts) if counts is not None else 0
             if tokens > limits.max_request_tokens:
                 raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
@@ -429,13 +440,14 @@ async def _unless_disconnected(work: Any, request: Request) -> Any:
     listener = asyncio.ensure_future(_disconnected(request))
     try:
         done, _ = await asyncio.wait({task, listener}, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            return task.result()
-        raise RequestError("the client disconnected before its embeddings were ready", status=499)
+        if task not in done and listener.exception() is None:
+            raise RequestError("the client disconnected before its embeddings were ready", status=499)
+        return await task  # done, or the listener failed without a disconnect: the answer still counts
     finally:
         for pending in (task, listener):
             if not pending.done():
                 pending.cancel()
+        await asyncio.gather(task, listener, return_exceptions=True)
 
 
 async def _disconnected(request: Request) -> None:

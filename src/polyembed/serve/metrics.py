@@ -32,12 +32,13 @@ class ServerMetrics:
                                registry=registry)
         self.queue_depth = Gauge("polyembed_queue_depth", "Requests waiting for a batch (not yet encoding).",
                                  registry=registry)
-        self.batch_sentences = Histogram("polyembed_batch_size_sentences", "Sentences per encoded batch.",
+        self.batch_sentences = Histogram("polyembed_batch_size_sentences",
+                                         "Sentences per model call (a batch over the token budget makes several).",
                                          buckets=SIZE_BUCKETS, registry=registry)
         self.batch_tokens = Histogram("polyembed_batch_padded_tokens",
-                                      "Padded tokens per encoded batch (longest sentence x sentences).",
+                                      "Padded tokens per model call (longest input x inputs).",
                                       buckets=TOKEN_BUCKETS, registry=registry)
-        self.encode_seconds = Histogram("polyembed_encode_duration_seconds", "Model time per encoded batch.",
+        self.encode_seconds = Histogram("polyembed_encode_duration_seconds", "Model time per model call.",
                                         buckets=LATENCY_BUCKETS, registry=registry)
         self.tokens = Counter("polyembed_tokens", "Input tokens encoded (the model tokenizer's count).",
                               registry=registry)

@@ -39,7 +39,7 @@ def card_text(method: Any, config: Any, result: Any) -> str:
         "pipeline_tag": "sentence-similarity",
         "tags": ["sentence-transformers", "sentence-similarity", "feature-extraction", "polyembed",
                  f"polyembed-{method.name}"],
-        "base_model": config.student,
+        "base_model": _base_model(config),
         **({"language": sorted({"en", *languages})} if languages else {}),
         **({"datasets": datasets} if datasets else {}),
     }
@@ -48,7 +48,7 @@ def card_text(method: Any, config: Any, result: Any) -> str:
              f"# {folder.parent.name}/{folder.name}: a polyembed {method.name} model", "",
              method.summary, ""]
     facts = [("method", f"`{method.name}`" + (f" ({method.paper})" if method.paper else "")),
-             ("base model (student)", f"`{config.student}`")]
+             ("base model (student)", f"`{_base_model(config)}`")]
     if teacher:
         facts.append(("teacher", f"`{teacher}`"))
     if languages:
@@ -72,7 +72,8 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     lines += ["## Dev metrics of this model", ""]
     if result.best:
         lines += ["| metric | value |", "|---|---|",
-                  *(f"| {key} | {card_number(value)} |" for key, value in result.best.items() if key != "epoch"), ""]
+                  *(f"| {key} | {card_number(value)} |" for key, value in result.best.items()
+                    if key not in ("epoch", "step")), ""]
     else:
         lines += ["No dev evaluation was logged.", ""]
     lines += [EVALUATION_HEADING, "", EVALUATION_START, "No evaluation yet: `polyembed eval -m THIS_FOLDER --out "
@@ -130,6 +131,11 @@ def _read_rows(block: str) -> list[dict[str, Any]]:
 
 def _row_key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (str(row["task"]), str(row.get("languages", "")), str(row["metric"]))
+
+
+def _base_model(config: Any) -> str:
+    """The model training started from ('teacher': a copy of the teacher)."""
+    return config.teacher if config.student == "teacher" and getattr(config, "teacher", None) else config.student
 
 
 def _parity_doc(method: Any) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from polyembed.methods.base.distributed import is_main_process, main_process_fir
 from polyembed.methods.base.model_card import write_model_card
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
+
+logger = logging.getLogger(__name__)
 
 BUILTIN_METHOD_MODULES = (
     "polyembed.methods.distill",
@@ -157,6 +160,9 @@ def train(
         with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
             job = spec.build(config, prepared, run, show_progress)
         result = fit(spec.name, job, config, run, resume, show_progress)
-        if is_main_process():
+    if is_main_process():  # after the run is complete: a failing card must not take the trained model along
+        try:
             write_model_card(spec, config, result)
-        return result
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            logger.warning("no model card written in %s: %s", result.model_dir, err)
+    return result

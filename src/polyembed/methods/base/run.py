@@ -28,7 +28,7 @@ from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_
 
 CONFIG_FILE = "config.yaml"
 CHECKPOINT_DIR = "checkpoints"
-HOUSEKEEPING_OPTIONS = frozenset({"keep_checkpoints"})
+HOUSEKEEPING_OPTIONS = frozenset({"keep_checkpoints", "report_to"})
 """Options that do not change what is trained: a resumed run may set them differently."""
 MODEL_DIR = "model"
 SUMMARY_FILE = "training.json"

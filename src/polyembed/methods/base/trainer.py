@@ -220,13 +220,14 @@ def fit(
         **extra,
     )
     timer = StepTimer()
+    loggers = _log_callbacks(config, run)
     trainer = (job.trainer_class or SentenceTransformerTrainer)(
         model=job.model,
         args=args,
         train_dataset=job.train_dataset,
         loss=job.loss,
         evaluator=job.evaluator,
-        callbacks=[timer, *_log_callbacks(config, run), *job.callbacks],
+        callbacks=[timer, *loggers, *job.callbacks],
     )
     last = run.last_checkpoint() if resume else None
     if resume and show_progress:
@@ -235,6 +236,9 @@ def fit(
     evaluated = [entry.get("step") for entry in trainer.state.log_history if job.best_metric in entry]
     if config.checkpoint == "final" and (not evaluated or evaluated[-1] != trainer.state.global_step):
         trainer.evaluate()  # the kept model's own dev measure, when the last step fell between evaluations
+    for callback in loggers:  # an evaluation after training reopens TensorBoard's writer
+        if getattr(callback, "tb_writer", None) is not None:
+            callback.tb_writer.close()
 
     final = job.final_model(trainer.model) if job.final_model else trainer.model
     lengths = restore_max_seq_length(final, config.inference_max_seq_length)
