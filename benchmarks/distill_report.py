@@ -186,7 +186,9 @@ def long_sentence_table(saved: dict[str, Any] | None) -> list[str]:
         "language's group in the first recipe. Tatoeba (112 languages) and cross-lingual STS of the same models "
         "below.",
         "",
-        "| language | group | untrained | " + " | ".join(f"{name} ({len(rows[name]['runs'])} seeds)" for name in names)
+        "| language | group | untrained | "
+        + " | ".join(f"{name} ({len(rows[name]['runs'])} seed{'s' if len(rows[name]['runs']) > 1 else ''})"
+                     for name in names)
         + " |",
         "|---|---|---|" + "---|" * len(names),
     ]
