@@ -98,3 +98,88 @@ def test_evaluation_tasks_run_on_a_bundle_unchanged(bundle, tmp_path) -> None:
     folder, _ = bundle
     result = polyembed.evaluate(str(folder), [PairSimilarityMock()], data_root=tmp_path, show_progress=False)
     assert {s.subset for s in result.scores} == {"en", "de", "avg"}
+
+
+PLAIN_LOAD = """
+import json, sys
+import numpy as np
+from sentence_transformers import SentenceTransformer
+
+folder, out = sys.argv[1], sys.argv[2]
+model = SentenceTransformer(folder, trust_remote_code=True, device="cpu")
+vectors = {"de": model.encode(GERMAN, task="de").tolist(), "en": model.encode(ENGLISH, task="en").tolist()}
+try:
+    model.encode(GERMAN)
+    vectors["no_task"] = "encoded"
+except ValueError as err:
+    vectors["no_task"] = str(err)
+vectors["imported"] = sorted(name for name in sys.modules if name.startswith("polyembed"))
+json.dump(vectors, open(out, "w"))
+"""
+
+
+def test_plain_sentence_transformers_loads_the_bundle_as_a_router(bundle, tmp_path) -> None:
+    """The acceptance of issue 38 for bundles: a process that never imports polyembed gets the same cross-mode
+    embeddings through `Router` (language = task), and an error, not a silent route, without a language."""
+    import subprocess
+    import sys
+
+    folder, root = bundle
+    script = tmp_path / "plain.py"
+    script.write_text(f"GERMAN = {GERMAN!r}\nENGLISH = {ENGLISH!r}\n" + PLAIN_LOAD)
+    out = tmp_path / "vectors.json"
+    subprocess.run([sys.executable, str(script), str(folder), str(out)], check=True, cwd=tmp_path,
+                   env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"}, capture_output=True)
+    plain = json.loads(out.read_text())
+    model = polyembed.load_model(str(folder))
+    assert plain["imported"] == []
+    assert np.abs(np.array(plain["de"]) - model.encode(GERMAN, "de")).max() <= 1e-5  # cross mode, adapter on
+    assert np.abs(np.array(plain["en"]) - model.encode(ENGLISH, "en")).max() <= 1e-5
+    assert not np.allclose(np.array(plain["de"]), model.encode(GERMAN, "de", mode="mono"), atol=1e-3)
+    assert "Could not determine route" in plain["no_task"] and "task='de'" in plain["no_task"]
+    router = json.loads((folder / "router_config.json").read_text())
+    assert router["structure"]["de"][0] == "de" and (folder / "polyembed_parallel_adapter.py").is_file()
+
+
+def test_a_bundle_in_mono_mode_routes_to_the_encoders_without_adapters(bundle, tmp_path) -> None:
+    from polyembed.models.modular import ADAPTER_MODULE_TYPE, BundleConfig, write_router
+
+    folder, _ = bundle
+    mono = tmp_path / "mono"
+    shutil.copytree(folder, mono)
+    assert write_router(mono, BundleConfig("en", ["de", "en"], default_mode="mono", unknown_language="pivot"))
+    router = json.loads((mono / "router_config.json").read_text())
+    assert ADAPTER_MODULE_TYPE not in router["types"].values() and router["parameters"]["default_route"] == "en"
+
+
+def test_languages_with_different_prompts_get_no_router(bundle, tmp_path, caplog) -> None:
+    from polyembed.models.modular import BundleConfig, write_router
+
+    folder, _ = bundle
+    odd = tmp_path / "odd"
+    shutil.copytree(folder, odd)
+    settings = json.loads((odd / "de" / "config_sentence_transformers.json").read_text())
+    (odd / "de" / "config_sentence_transformers.json").write_text(json.dumps({**settings, "prompts": {"q": "q: "}}))
+    with caplog.at_level("WARNING"):
+        assert not write_router(odd, BundleConfig("en", ["de", "en"]))
+    assert "differ in prompts" in caplog.text
+
+
+def test_the_router_encoder_saves_as_the_plain_encoder_and_its_adapter(bundle, tmp_path) -> None:
+    """Re-saving through sentence-transformers keeps the layout polyembed reads: plain weights + adapter files."""
+    import torch
+    from safetensors.torch import load_file
+
+    from polyembed.models.polyembed_parallel_adapter import ParallelAdapterTransformer
+
+    folder, _ = bundle
+    module = ParallelAdapterTransformer.load(str(folder / "de"))
+    module.save(str(tmp_path / "again"))
+    assert not any(".parallel_adapter." in key or ".base." in key
+                   for key in load_file(str(tmp_path / "again" / "model.safetensors")))
+    again = ParallelAdapterTransformer.load(str(tmp_path / "again"))
+    features = module.preprocess(GERMAN)
+    with torch.no_grad():
+        first = module(dict(features))["token_embeddings"]
+        second = again(dict(features))["token_embeddings"]
+    assert torch.equal(first, second)

@@ -54,7 +54,8 @@ def _train_adapters(model, steps: int = 5) -> None:
 
 
 def test_the_adapter_is_adapterhubs_parallel_bottleneck() -> None:
-    adapter = ParallelAdapter(32, ParallelAdapterConfig())
+    config = ParallelAdapterConfig()
+    adapter = ParallelAdapter(32, config.reduction_factor, config.scaling)
     assert adapter.down.out_features == 16 and adapter.up.out_features == 32  # reduction factor 2
     assert torch.count_nonzero(adapter.up.weight) == 0 and torch.count_nonzero(adapter.down.weight) > 0
     x = torch.randn(3, 32)

@@ -15,10 +15,16 @@ Folder layout (saved by `save_modular_bundle`, loaded by `polyembed.load_model(f
       en/                      a sentence-transformers folder (the pivot: no adapter, unless all-pairs CLA gave it one)
       de/                      a sentence-transformers folder + parallel_adapter.{json,safetensors} (CLA)
 
-Why not sentence-transformers' `Router`: it routes per call through named routes (`task=`), shares one module
-list shape, and has no notion of a per-route adapter that can be switched off; mono/cross per language and the
-pivot fallback need more than a route name, so the bundle is its own small class (a plain `SentenceTransformer`
-user loads one language's folder directly).
+The same folder is also a sentence-transformers model: `write_bundle` adds a `Router` over the language folders
+(`modules.json`, `router_config.json` and `config_sentence_transformers.json` at the root, no weights copied), with
+the language as the route and the bundle's default mode built in, and `polyembed_parallel_adapter.py`, the
+self-contained module that loads a language's CLA adapter:
+
+    SentenceTransformer("bundle", trust_remote_code=True).encode(["Сәлем"], task="kk")
+
+What the Router cannot express stays with polyembed's loader: switching mono/cross per call (a plain user loads
+`bundle/<language>/`, which is the encoder without its adapter, for mono), routing rows without a language by
+the language identifier, and per-row languages in one call.
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ from polyembed.languages import normalize_language
 from polyembed.models.encoder import SentenceEncoder, register_encoder_kind
 
 BUNDLE_FILE = "polyembed_modular.json"
+ROUTER_TYPE = "sentence_transformers.base.modules.router.Router"
+ADAPTER_MODULE_FILE = "polyembed_parallel_adapter.py"
+ADAPTER_MODULE_TYPE = "polyembed_parallel_adapter.ParallelAdapterTransformer"
+SHARED_SETTINGS = ("prompts", "default_prompt_name", "similarity_fn_name")
 Mode = Literal["mono", "cross"]
 logger = logging.getLogger(__name__)
 
@@ -218,4 +228,52 @@ def write_bundle(
         else:
             model.save(str(target))
     config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
+    write_router(Path(folder), config)
     (Path(folder) / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
+
+
+def write_router(folder: Path, config: BundleConfig) -> bool:
+    """The sentence-transformers view of a bundle (module docstring): a Router whose route per language lists that
+    language folder's own modules, its Transformer with the adapter in cross mode. Returns False (and logs why)
+    when the languages disagree on prompts or similarity, which a Router model holds once for all routes."""
+    import shutil
+
+    from polyembed.models import polyembed_parallel_adapter
+    from polyembed.models.parallel_adapter import CONFIG_FILE
+
+    types: dict[str, str] = {}
+    structure: dict[str, list[str]] = {}
+    settings: dict[str, dict[str, Any]] = {}
+    for language in config.languages:
+        target = folder / language
+        with_adapter = config.default_mode == "cross" and (target / CONFIG_FILE).is_file()
+        structure[language] = []
+        for entry in json.loads((target / "modules.json").read_text(encoding="utf-8")):
+            module_id = f"{language}/{entry['path']}".rstrip("/")
+            is_encoder = entry["type"].rsplit(".", 1)[-1] == "Transformer"
+            types[module_id] = ADAPTER_MODULE_TYPE if with_adapter and is_encoder else entry["type"]
+            structure[language].append(module_id)
+        settings[language] = json.loads((target / "config_sentence_transformers.json").read_text(encoding="utf-8"))
+    shared = {language: {key: values.get(key) for key in SHARED_SETTINGS} for language, values in settings.items()}
+    if any(values != shared[config.pivot] for values in shared.values()):
+        logger.warning("modular bundle %s: its languages differ in prompts or similarity, so it has no "
+                       "sentence-transformers Router (polyembed.load_model loads it)", folder)
+        return False
+    router = {
+        "types": types,
+        "structure": structure,
+        "parameters": {
+            "default_route": config.pivot if config.unknown_language == "pivot" else None,
+            "allow_empty_key": False,
+            "route_mappings": {},
+        },
+    }
+    (folder / "router_config.json").write_text(json.dumps(router, indent=2), encoding="utf-8")
+    (folder / "modules.json").write_text(
+        json.dumps([{"idx": 0, "name": "0", "path": "", "type": ROUTER_TYPE}], indent=2), encoding="utf-8"
+    )
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(settings[config.pivot], indent=2),
+                                                               encoding="utf-8")
+    if ADAPTER_MODULE_TYPE in types.values():
+        shutil.copyfile(polyembed_parallel_adapter.__file__, folder / ADAPTER_MODULE_FILE)
+    return True

@@ -13,7 +13,9 @@ reduction factor 2, scaling 4.0, `down` Kaiming-uniform, `up` zero, so a fresh a
 Switching the adapters off (`set_parallel_adapters_active(model, False)`) runs the block's own forward, so the
 encoder's monolingual embeddings are bit-identical to those without adapters: the paper's point that alignment
 never disturbs monolingual quality. Adapter weights are saved apart from the encoder (`parallel_adapter.json` +
-`parallel_adapter.safetensors`), the way peft saves LoRA weights.
+`parallel_adapter.safetensors`), the way peft saves LoRA weights. The layers themselves live in the
+self-contained `polyembed_parallel_adapter.py`, which modular bundles carry so that plain sentence-transformers
+loads them.
 
 Example:
 
@@ -37,10 +39,25 @@ import torch
 from torch import nn
 
 from polyembed.errors import PolyembedError
+from polyembed.models.polyembed_parallel_adapter import (
+    CONFIG_FILE,
+    WEIGHTS_FILE,
+    FeedForwardOutputWithParallelAdapter,
+    ParallelAdapter,
+    adapter_blocks,
+    adapter_state_dict,
+    adapters_unwrapped,
+    feed_forward_outputs,
+    load_adapter_state,
+    wrap_feed_forward_outputs,
+)
 from polyembed.outputs import atomic_write
 
-CONFIG_FILE = "parallel_adapter.json"
-WEIGHTS_FILE = "parallel_adapter.safetensors"
+__all__ = ["CONFIG_FILE", "WEIGHTS_FILE", "FeedForwardOutputWithParallelAdapter", "ParallelAdapter",
+           "ParallelAdapterConfig", "add_parallel_adapters", "freeze_all_but_parallel_adapters",
+           "load_parallel_adapters", "parallel_adapter_blocks", "parallel_adapter_state_dict",
+           "parallel_adapters_off", "save_parallel_adapters", "save_with_parallel_adapters",
+           "set_parallel_adapters_active"]
 
 
 @dataclass(frozen=True)
@@ -57,55 +74,9 @@ class ParallelAdapterConfig:
             raise PolyembedError(f"parallel adapter: scaling must be a finite number, got {self.scaling}")
 
 
-class ParallelAdapter(nn.Module):
-    """`scaling * up(relu(down(x)))`; identity at initialisation (zero `up`)."""
-
-    def __init__(self, hidden_size: int, config: ParallelAdapterConfig) -> None:
-        super().__init__()
-        bottleneck = max(1, int(hidden_size // config.reduction_factor))
-        self.down = nn.Linear(hidden_size, bottleneck)
-        self.up = nn.Linear(bottleneck, hidden_size)
-        self.scaling = config.scaling
-        nn.init.kaiming_uniform_(self.down.weight, a=math.sqrt(5))
-        nn.init.zeros_(self.down.bias)
-        nn.init.zeros_(self.up.weight)
-        nn.init.zeros_(self.up.bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.scaling * self.up(torch.relu(self.down(x)))
-
-
-class FeedForwardOutputWithParallelAdapter(nn.Module):
-    """Wraps a feed-forward output module (`dense`, `dropout`, `LayerNorm`, forward(hidden, input)) and adds the
-    adapter beside it; inactive, it calls the wrapped module unchanged."""
-
-    def __init__(self, base: nn.Module, adapter: ParallelAdapter) -> None:
-        super().__init__()
-        self.base = base
-        self.parallel_adapter = adapter
-        self.active = True
-
-    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
-        if not self.active:
-            return self.base(hidden_states, input_tensor)
-        hidden_states = self.base.dropout(self.base.dense(hidden_states))
-        return self.base.LayerNorm(hidden_states + self.parallel_adapter(input_tensor) + input_tensor)
-
-
-def _feed_forward_outputs(model: nn.Module) -> Iterator[tuple[nn.Module, str, nn.Module]]:
-    """(parent layer, attribute, module) of every transformer feed-forward output: a layer's `output` beside
-    its `intermediate` (BERT, XLM-R, MPNet, ELECTRA...), with dense, dropout and LayerNorm."""
-    for layer in model.modules():
-        output = getattr(layer, "output", None)
-        if getattr(layer, "intermediate", None) is None or not isinstance(output, nn.Module):
-            continue
-        if all(isinstance(getattr(output, name, None), nn.Module) for name in ("dense", "dropout", "LayerNorm")):
-            yield layer, "output", output
-
-
 def parallel_adapter_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapter]:
     """The wrapped feed-forward outputs of `model`, in layer order (empty if it has no adapters)."""
-    return [m for m in model.modules() if isinstance(m, FeedForwardOutputWithParallelAdapter)]
+    return adapter_blocks(model)
 
 
 def add_parallel_adapters(model: nn.Module, config: ParallelAdapterConfig | None = None) -> int:
@@ -115,18 +86,12 @@ def add_parallel_adapters(model: nn.Module, config: ParallelAdapterConfig | None
     config = config or ParallelAdapterConfig()
     if parallel_adapter_blocks(model):
         raise PolyembedError("parallel adapter: this model already has parallel adapters")
-    targets = list(_feed_forward_outputs(model))
-    if not targets:
+    if not any(True for _ in feed_forward_outputs(model)):
         raise PolyembedError(
             f"parallel adapter: {type(model).__name__} has no transformer feed-forward block "
             "(a layer with `intermediate` and an `output` of dense, dropout and LayerNorm)"
         )
-    count = 0
-    for layer, name, output in targets:
-        dense = output.dense
-        adapter = ParallelAdapter(dense.out_features, config).to(dense.weight.device, dense.weight.dtype)
-        setattr(layer, name, FeedForwardOutputWithParallelAdapter(output, adapter))
-        count += sum(p.numel() for p in adapter.parameters())
+    count = wrap_feed_forward_outputs(model, config.reduction_factor, config.scaling)
     model._polyembed_parallel_adapter_config = config  # type: ignore[assignment]
     return count
 
@@ -165,11 +130,8 @@ def freeze_all_but_parallel_adapters(model: nn.Module) -> int:
 
 def parallel_adapter_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
     """Adapter weights only, keyed `layers.{i}.{down,up}.{weight,bias}` in layer order."""
-    return {
-        f"layers.{index}.{key}": value.detach().clone()
-        for index, block in enumerate(_require_blocks(model))
-        for key, value in block.parallel_adapter.state_dict().items()
-    }
+    _require_blocks(model)
+    return adapter_state_dict(model)
 
 
 def save_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
@@ -178,7 +140,7 @@ def save_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
 
     folder = Path(folder)
     config = getattr(model, "_polyembed_parallel_adapter_config", None) or ParallelAdapterConfig()
-    weights = {key: value.contiguous() for key, value in parallel_adapter_state_dict(model).items()}
+    weights = parallel_adapter_state_dict(model)
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_write(folder / WEIGHTS_FILE, "wb", encoding=None) as handle:
         handle.write(save_tensors(weights))
@@ -212,13 +174,10 @@ def load_parallel_adapters(model: nn.Module, folder: str | Path) -> None:
     blocks = parallel_adapter_blocks(model)
     if len(blocks) != layers:
         raise PolyembedError(f"{config_path}: saved for {layers} layers, this encoder has {len(blocks)}")
-    for index, block in enumerate(blocks):
-        prefix = f"layers.{index}."
-        state = {key[len(prefix) :]: value for key, value in weights.items() if key.startswith(prefix)}
-        try:
-            block.parallel_adapter.load_state_dict(state)
-        except RuntimeError as err:
-            raise PolyembedError(f"{weights_path}: layer {index} does not fit this encoder ({err})") from None
+    try:
+        load_adapter_state(model, weights)
+    except RuntimeError as err:
+        raise PolyembedError(f"{weights_path}: {err}") from None
 
 
 def _require_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapter]:
@@ -231,13 +190,6 @@ def _require_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapt
 def save_with_parallel_adapters(model: nn.Module, target: str | Path) -> None:
     """Save a SentenceTransformer with parallel adapters as its plain encoder (the blocks unwrapped, so any
     sentence-transformers user loads it) plus the adapter files beside it (`load_parallel_adapters`)."""
-    wrapped = [(parent, name, module) for parent in model.modules() for name, module in parent.named_children()
-               if isinstance(module, FeedForwardOutputWithParallelAdapter)]
-    try:
-        for parent, name, module in wrapped:
-            setattr(parent, name, module.base)
+    with adapters_unwrapped(model):
         model.save(str(target), create_model_card=False)
-    finally:
-        for parent, name, module in wrapped:
-            setattr(parent, name, module)
     save_parallel_adapters(model, target)
