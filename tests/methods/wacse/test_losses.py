@@ -49,3 +49,30 @@ def test_labels_keep_the_best_links_inside_the_truncated_text() -> None:
     assert label.shape == (3, 4, 2)
     assert label[2].tolist() == [[0, 1], [1, 0], [-1, -1], [-1, -1]]  # (2, 1) points at a truncated word
     assert label[0, :3].tolist() == [[1, 2], [2, 3], [-1, -1]] and label[1, :2].tolist() == [[1, 3], [3, 4]]
+
+
+def test_aligned_word_prediction_over_all_links_is_the_sum_of_each_link_masked_alone(tmp_path) -> None:
+    """awp_links all (eq. 4): every link in its own masked copy, summed; one link per row gives that link's loss."""
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
+    from tests.helpers import tiny_sentence_transformer
+
+    model = SentenceTransformer(str(tiny_sentence_transformer(tmp_path / "m", seed=0, mask_token=True)), device="cpu")
+    model.eval()  # no dropout: the passes are comparable
+    loss = WordAlignedTranslationLoss(model, awp_weight=0.1, awp_links="all")
+    features = model.preprocess(["the cat sees the sea", "a dog runs home"])
+    other = model.preprocess(["die katze sieht das meer", "ein hund läuft heim"])
+    spans = torch.tensor([[[1, 2], [2, 3], [3, 4]], [[1, 2], [2, 3], [-1, -1]]])
+    links = torch.tensor([[[0, 0], [1, 2], [-1, -1]], [[1, 1], [-1, -1], [-1, -1]]])
+    with torch.no_grad():
+        both = loss.aligned_word_prediction(features, spans, other, spans, links)
+        loss.awp_links = "one"
+        singles = []
+        for first_row in ([[0, 0], [-1, -1], [-1, -1]], [[1, 2], [-1, -1], [-1, -1]]):
+            only = torch.tensor([first_row, [[-1, -1]] * 3])
+            singles.append(loss.aligned_word_prediction(features, spans, other, spans, only))
+        second = loss.aligned_word_prediction(features, spans, other, spans,
+                                              torch.tensor([[[-1, -1]] * 3, [[1, 1], [-1, -1], [-1, -1]]]))
+    assert float(both) > 0
+    assert math.isclose(float(both), float(sum(singles) + second), rel_tol=1e-5)

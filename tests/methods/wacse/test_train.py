@@ -72,11 +72,30 @@ def test_eflomal_aligns_the_corpus(tiny, tmp_path: Path) -> None:
     assert result.details["links_per_pair"] >= 1 and result.details["aligner"]["method"] == "eflomal"
 
 
+def test_the_head_warm_up_leaves_the_encoder_as_it_was(tiny, tmp_path: Path) -> None:
+    """awp_head_warmup_steps: in those steps only the AWP head learns; the encoder trains afterwards."""
+    import torch
+    from safetensors.torch import load_file
+
+    start = load_file(str(tiny["model"] / "model.safetensors"))
+    warm = train("wacse", show_progress=False,
+                 **_options(tiny, tmp_path / "warm", max_steps=2, eval_steps=2, awp_head_warmup_steps=2))
+    saved = load_file(str(Path(warm.model_dir) / "model.safetensors"))
+    assert all(torch.equal(start[name], saved[name]) for name in start)
+    head = load_file(str(tmp_path / "warm" / "checkpoints" / "checkpoint-2" / "mlm_head.safetensors"))
+    assert float(head["bias"].abs().max()) > 0  # the head learned (its bias starts at zero)
+    later = train("wacse", show_progress=False,
+                  **_options(tiny, tmp_path / "later", max_steps=3, eval_steps=3, awp_head_warmup_steps=2))
+    moved = load_file(str(Path(later.model_dir) / "model.safetensors"))
+    assert any(not torch.equal(start[name], moved[name]) for name in start)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ({"objectives": ["tr", "mlm"]}, "'mlm' is not an objective"),
     ({"objectives": ["awp"], "awp_weight": 0.0}, "every chosen objective has weight 0"),
     ({"student_vocabulary": "transfer"}, "WACSE keeps the student's vocabulary"),
     ({"alignment_threshold": 1.5}, "alignment-threshold: 1.5 is out of range"),
+    ({"objectives": ["tr", "wtr"], "awp_head_warmup_steps": 3}, "warms up the AWP head, but awp is not trained"),
 ])
 def test_bad_options_stop_before_any_model_loads(tiny, tmp_path: Path, extra: dict, message: str) -> None:
     with pytest.raises(PolyembedError, match=message):

@@ -79,6 +79,37 @@ LOGS_FOLDER = "logs"
 """The run's training logs (TensorBoard event files with `report_to: tensorboard`)."""
 
 
+class EncoderFrozenForSteps(TrainerCallback):
+    """The model's parameters take no gradient before optimizer step `steps`, so only the loss's own trainable
+    head learns (a fresh head then carries information before its gradients shape the encoder); afterwards each
+    parameter trains again as it was set (frozen layers stay frozen). AdamW skips a parameter without a gradient
+    entirely, weight decay included. Resume-safe: the state follows `global_step`."""
+
+    def __init__(self, model: Any, steps: int) -> None:
+        self.model, self.steps = model, steps
+        self._trainable: list[Any] | None = None
+
+    def _update(self, step: int) -> None:
+        if step < self.steps and self._trainable is None:
+            self._trainable = [p for p in self.model.parameters() if p.requires_grad]
+            for parameter in self._trainable:
+                parameter.requires_grad_(False)
+            logger.info("encoder frozen for the first %d steps (only the loss head trains)", self.steps)
+        elif step >= self.steps and self._trainable is not None:
+            for parameter in self._trainable:
+                parameter.requires_grad_(True)
+            self._trainable = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._update(state.global_step)
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._update(state.global_step)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._update(self.steps)
+
+
 class LossHeadTrainer(SentenceTransformerTrainer):
     """Saves the trainable head of the loss (`loss.head`, e.g. an MLM head, which belongs to the loss, not the
     model) into every checkpoint and loads it back with the checkpoint. It is written with the model, before

@@ -27,7 +27,16 @@ class WacseConfig(BitextConfig):
     tr_weight: float = option(0.8, "alpha: weight of translation ranking (paper: 0.8).", minimum=0)
     awp_weight: float = option(0.1, "beta: weight of aligned word prediction (paper: 0.1).", minimum=0)
     wtr_weight: float = option(0.1, "gamma: weight of word translation ranking (paper: 0.1).", minimum=0)
-    scale: float = option(20.0, "Similarity scale of TR and WTR (1 / temperature; DAP: temperature 0.05).", above=0)
+    scale: float = option(20.0, "Similarity scale of TR (1 / temperature; DAP's code: temperature 0.05).", above=0)
+    wtr_scale: float = option(1.0, "Similarity scale of WTR (paper, eq. 6: a plain cosine, 1.0).", above=0)
+    awp_links: Literal["all", "one"] = option(
+        "all", "AWP masks every aligned word, each in its own copy of the sentence, summed over links (paper, "
+        "eq. 4), or one random aligned word per sentence and direction (one extra forward pass)."
+    )
+    awp_head_warmup_steps: int = option(
+        0, "First steps in which only the AWP head trains (the encoder frozen), so a fresh head carries "
+        "information before its gradients reach the encoder.", minimum=0
+    )
     pooling: Literal["model", "cls"] = option(
         "model", "Sentence vector: the model's own pooling, or the CLS token's hidden state (the paper)."
     )

@@ -1,15 +1,18 @@
 """WACSE's objectives (Miao et al. 2024, section 3) as one sentence-transformers loss over (English, other)
 pairs whose label carries word spans and word alignments (`alignments.link_label`).
 
-- TR, translation ranking (eq. 9-10): in-batch softmax over scaled cosines of the sentence vectors, each
-  English sentence against every other-language sentence of the batch.
+- TR, translation ranking (eq. 9-10): in-batch softmax over cosines of the sentence vectors times `scale`
+  (20: DAP's temperature 0.05; eq. 9 prints a plain cosine), each English sentence against every
+  other-language sentence of the batch.
 - WTR, word translation ranking (eq. 6-8): for each aligned word pair (x_j, y_k), InfoNCE of x_j's vector
   against every word of the same target sentence, and of y_k's against every word of the source sentence (a
-  word's vector is the mean of its token states); summed over links, divided by 2N.
+  word's vector is the mean of its token states); cosines times `wtr_scale` (1: eq. 6's plain cosine); summed
+  over links, divided by 2N.
 - AWP, aligned word prediction (eq. 4-5): mask an aligned word of one side and predict the tokens of its
   counterpart from the masked positions with an MLM head tied to the input embeddings; when the two words
-  have different token counts the longer is clipped (section 4.3). One aligned word per sentence and
-  direction is masked per step (one extra forward pass per direction; the paper sums over all aligned words).
+  have different token counts the longer is clipped (section 4.3). `awp_links` "all" masks every link in its
+  own copy of the sentence and sums over links (eq. 4); "one" masks one random link per sentence and
+  direction (one extra forward pass per direction instead of one per link).
 
 The total is alpha TR + beta AWP + gamma WTR (0.8 / 0.1 / 0.1); a weight of 0 leaves its objective out.
 With `language_embeddings`, each side is encoded under the token type its label names (the paper's Table 8
@@ -68,16 +71,20 @@ class WordAlignedTranslationLoss(nn.Module):
 
     Example::
 
-        loss = WordAlignedTranslationLoss(model, tr_weight=0.8, awp_weight=0.1, wtr_weight=0.1)
+        loss = WordAlignedTranslationLoss(model, tr_weight=0.8, awp_weight=0.1, wtr_weight=0.1, wtr_scale=1.0)
         Dataset.from_dict({"english": en, "other": kk, "label": [link_label(...) for ...]})
     """
 
     def __init__(self, model: Any, tr_weight: float = 0.8, awp_weight: float = 0.1, wtr_weight: float = 0.1,
-                 scale: float = 20.0, language_embeddings: bool = False) -> None:
+                 scale: float = 20.0, language_embeddings: bool = False, *, wtr_scale: float = 1.0,
+                 awp_links: str = "all") -> None:
         super().__init__()
+        if awp_links not in ("all", "one"):
+            raise ValueError(f"awp_links '{awp_links}': choose all or one")
         self.model = model
         self.language_embeddings = language_embeddings
         self.tr_weight, self.awp_weight, self.wtr_weight, self.scale = tr_weight, awp_weight, wtr_weight, scale
+        self.wtr_scale, self.awp_links = wtr_scale, awp_links
         self.head: MaskedLanguageModelingHead | None = None
         if awp_weight > 0:
             transformer = model[0].auto_model
@@ -102,7 +109,7 @@ class WordAlignedTranslationLoss(nn.Module):
                                               self.scale)
         if self.wtr_weight > 0:
             parts["wtr"] = word_translation_ranking(english_out["token_embeddings"], other_out["token_embeddings"],
-                                                    english_spans, other_spans, links, self.scale)
+                                                    english_spans, other_spans, links, self.wtr_scale)
         if self.head is not None:
             parts["awp"] = (self.aligned_word_prediction(english, english_spans, other, other_spans, links)
                             + self.aligned_word_prediction(other, other_spans, english, english_spans,
@@ -114,39 +121,46 @@ class WordAlignedTranslationLoss(nn.Module):
     def aligned_word_prediction(self, masked_side: dict[str, torch.Tensor], masked_spans: torch.Tensor,
                                 other_side: dict[str, torch.Tensor], other_spans: torch.Tensor,
                                 links: torch.Tensor) -> torch.Tensor:
-        """Mask one aligned word per row (drawn from torch's generator, which the trainer checkpoints) and
-        predict its counterpart's first n tokens from the first n masked positions (n: the shorter word);
-        mean cross-entropy per word, summed over rows, divided by N."""
+        """Eq. 4-5 in one direction: for each chosen link (x_j, y_k) a copy of the sentence with x_j's tokens
+        masked predicts y_k's first n tokens from the first n masked positions (n: the shorter word); mean
+        cross-entropy per link, summed over links, divided by N. `awp_links` "all" takes every link of a row
+        (the paper's sum), "one" a single link per row drawn from torch's generator (which the trainer
+        checkpoints): one extra pass instead of one per link."""
         assert self.head is not None
         transformer = self.model[0].auto_model
         input_ids = masked_side["input_ids"]
-        masked = input_ids.clone()
+        counts = (links[..., 0] >= 0).sum(dim=1)
+        if self.awp_links == "one":
+            draws = torch.randint(0, 2**31 - 1, (len(input_ids),))
+            chosen = [(row, int(draws[row] % counts[row])) for row in range(len(input_ids)) if counts[row] > 0]
+        else:
+            chosen = [(row, slot) for row in range(len(input_ids)) for slot in range(int(counts[row]))]
+        if not chosen:
+            return transformer.get_input_embeddings().weight.sum() * 0.0
+        rows = torch.tensor([row for row, _ in chosen], device=input_ids.device)
+        masked = input_ids[rows].clone()
         positions: list[tuple[int, int]] = []
         targets: list[int] = []
-        words: list[int] = []
-        counts = (links[..., 0] >= 0).sum(dim=1)
-        draws = torch.randint(0, 2**31 - 1, (len(input_ids),))
-        for row in range(len(input_ids)):
-            if counts[row] == 0:
-                continue
-            j, k = links[row, int(draws[row] % counts[row])].tolist()
+        copies: list[int] = []
+        for copy, (row, slot) in enumerate(chosen):
+            j, k = links[row, slot].tolist()
             (x_start, x_end), (y_start, y_end) = masked_spans[row, j].tolist(), other_spans[row, k].tolist()
-            masked[row, x_start:x_end] = self.model.tokenizer.mask_token_id
+            masked[copy, x_start:x_end] = self.model.tokenizer.mask_token_id
             n = min(x_end - x_start, y_end - y_start)
-            positions += [(row, x_start + t) for t in range(n)]
+            positions += [(copy, x_start + t) for t in range(n)]
             targets += other_side["input_ids"][row, y_start : y_start + n].tolist()
-            words += [row] * n
-        inputs = {key: value for key, value in masked_side.items() if key in ("attention_mask", "token_type_ids")}
+            copies += [copy] * n
+        inputs = {key: value[rows] for key, value in masked_side.items() if key in ("attention_mask", "token_type_ids")}
         hidden = transformer(input_ids=masked, **inputs).last_hidden_state
         if not positions:
             return hidden.sum() * 0.0
         index = torch.tensor(positions, device=hidden.device)
         logits = self.head(hidden[index[:, 0], index[:, 1]], transformer.get_input_embeddings().weight)
         token_loss = F.cross_entropy(logits, torch.tensor(targets, device=hidden.device), reduction="none")
-        word = torch.tensor(words, device=hidden.device)
-        per_word = torch.zeros(len(input_ids), device=hidden.device, dtype=token_loss.dtype)
-        per_word = per_word.index_add(0, word, token_loss) / torch.bincount(word, minlength=len(input_ids)).clamp(min=1)
-        return per_word.sum() / len(input_ids)
+        copy = torch.tensor(copies, device=hidden.device)
+        per_link = torch.zeros(len(chosen), device=hidden.device, dtype=token_loss.dtype).index_add(0, copy, token_loss)
+        per_link = per_link / torch.bincount(copy, minlength=len(chosen)).clamp(min=1)
+        return per_link.sum() / len(input_ids)
 
     @property
     def citation(self) -> str:

@@ -10,7 +10,7 @@ from polyembed.config import ConfigOrigin
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
+from polyembed.methods.base.trainer import EncoderFrozenForSteps, LossHeadTrainer, TrainingJob
 from polyembed.methods.wacse.config import WacseConfig
 
 logger = logging.getLogger(__name__)
@@ -31,6 +31,9 @@ def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> Bit
             raise origin.error("objectives", f"'{name}' is not an objective (choose from tr, awp, wtr)", index)
     if all(getattr(config, WEIGHTS[name]) == 0 for name in config.objectives):
         raise origin.error("objectives", "every chosen objective has weight 0")
+    if config.awp_head_warmup_steps and _weights(config)["awp"] == 0:
+        raise origin.error("awp_head_warmup_steps", "warms up the AWP head, but awp is not trained (objectives, "
+                           "awp_weight)")
     return prepare_bitext(config, origin)
 
 
@@ -91,7 +94,10 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
                                          show_progress_bar=False)
     before = evaluator(model)
     loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale,
-                                      language_embeddings=bool(type_ids))
+                                      language_embeddings=bool(type_ids), wtr_scale=config.wtr_scale,
+                                      awp_links=config.awp_links)
+    callbacks = [EncoderFrozenForSteps(model, config.awp_head_warmup_steps)] if loss.head is not None and \
+        config.awp_head_warmup_steps else []
     if show_progress:
         logger.info(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
                     f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
@@ -104,6 +110,7 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
         best_metric="eval_dev_mean_accuracy",
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         trainer_class=LossHeadTrainer if loss.head is not None else None,
+        callbacks=callbacks,
         prompts=prompt or None,
         details={"bitext": bitext.describe(), "weights": weights, "links_per_pair": kept / max(len(english), 1),
                  "aligner": {"method": config.aligner, "model": config.aligner_model, "layer": config.aligner_layer,
