@@ -54,8 +54,9 @@ def symmetrize(forward: set[Link], reverse: set[Link], how: Symmetrization) -> s
 
 def eflomal_align(pairs: Sequence[SentencePair], symmetrization: Symmetrization = "grow-diag-final-and",
                   seed_iterations: int | None = None) -> list[WordAlignment]:
-    """eflomal over the whole corpus (it learns from all pairs at once), both directions, symmetrised; every
-    link scores 1.0 (eflomal gives no per-link score here)."""
+    """eflomal over the whole corpus (it learns from all pairs at once), both directions, symmetrised. A link's
+    score is its confidence: 1.0 where both directions link the two words, 0.5 where only one does (links that
+    the symmetrisation adds from the union); eflomal's API gives no per-link posterior."""
     if symmetrization not in SYMMETRIZATIONS:
         raise PolyembedError(f"symmetrization '{symmetrization}': choose from {', '.join(SYMMETRIZATIONS)}")
     try:
@@ -69,5 +70,6 @@ def eflomal_align(pairs: Sequence[SentencePair], symmetrization: Symmetrization 
                       links_filename_fwd=str(forward_file), links_filename_rev=str(reverse_file))
         forward = read_links(forward_file, pairs=pairs)
         reverse = read_links(reverse_file, pairs=pairs)
-    return [WordAlignment(dict.fromkeys(symmetrize(f.sure, r.sure, symmetrization), 1.0))
+    return [WordAlignment({link: 1.0 if link in f.sure and link in r.sure else 0.5
+                           for link in symmetrize(f.sure, r.sure, symmetrization)})
             for f, r in zip(forward, reverse, strict=True)]

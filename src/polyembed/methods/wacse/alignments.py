@@ -3,7 +3,9 @@
 Words are `\\w+` runs and single punctuation marks (Tatoeba text is not pre-tokenised, and "Hello," should give
 "Hello" its own link). Alignments are computed once per (aligner, sentence pair) and kept in an SQLite store
 beside the embedding store (`$POLYEMBED_CACHE/alignments/<aligner>/store.sqlite`), so a rerun or a second
-objective ablation aligns nothing again. eflomal learns from the whole corpus, so its key includes a digest of it.
+objective ablation aligns nothing again. eflomal learns from the whole corpus of a language (one model per
+language), so its key includes a digest of that corpus; its scores are the two directions' agreement (1.0 both,
+0.5 one), which `alignment_threshold` filters as it filters the embedding aligners' (cos + 1) / 2.
 
 Label layout (int64, shape 3 x L x 2, -1 padded), one per row: [0] the English words' token spans
 (start, end) in the tokenised English side, [1] the same for the other side, [2] the kept links (English word,
@@ -67,12 +69,29 @@ class AlignmentStore:
 
 
 def align_bitext(english: Sequence[str], other: Sequence[str], aligner: str, model: str, layer: int,
-                 show_progress: bool = True) -> list[Links]:
-    """Links with scores for every (English, other) pair, from the store where present."""
-    pairs = list(zip(english, other, strict=True))
+                 show_progress: bool = True, languages: Sequence[str] | None = None) -> list[Links]:
+    """Links with scores for every (English, other) pair, from the store where present. eflomal learns one
+    model per language of `languages` (one per row; all rows one corpus when None) from all of its pairs."""
     if aligner == "eflomal":
+        groups: dict[str, list[int]] = {}
+        for row, language in enumerate(languages or [""] * len(english)):
+            groups.setdefault(language, []).append(row)
+        found: list[Links] = [{} for _ in english]
+        for rows in groups.values():
+            links = _align_with(aligner, [english[r] for r in rows], [other[r] for r in rows], model, layer,
+                                show_progress)
+            for row, row_links in zip(rows, links, strict=True):
+                found[row] = row_links
+        return found
+    return _align_with(aligner, english, other, model, layer, show_progress)
+
+
+def _align_with(aligner: str, english: Sequence[str], other: Sequence[str], model: str, layer: int,
+                show_progress: bool) -> list[Links]:
+    pairs = list(zip(english, other, strict=True))
+    if aligner == "eflomal":  # links depend on the whole corpus; v2: scores are the directions' agreement
         digest = hashlib.sha256("\n".join(f"{s}\t{t}" for s, t in pairs).encode()).hexdigest()[:16]
-        store = AlignmentStore(f"eflomal-{digest}")
+        store = AlignmentStore(f"eflomal-v2-{digest}")
     else:
         store = AlignmentStore(f"{aligner}-layer{layer}-{Path(model).name if '/' in model else model}")
     known = store.get(pairs)

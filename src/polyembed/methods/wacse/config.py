@@ -40,14 +40,15 @@ class WacseConfig(BitextConfig):
     pooling: Literal["model", "cls"] = option(
         "model", "Sentence vector: the model's own pooling, or the CLS token's hidden state (the paper)."
     )
-    aligner: Literal["itermax", "argmax", "match", "eflomal"] = option(
-        "itermax", "Word aligner for the bitext: SimAlign-style from `aligner_model`, or eflomal."
+    aligner: Literal["eflomal", "itermax", "argmax", "match"] = option(
+        "eflomal", "Word aligner for the bitext: eflomal (statistical, learnt per language from the run's bitext, "
+        "independent of the student), or SimAlign-style from `aligner_model`."
     )
     aligner_model: str = option("me5-small", "Encoder whose token embeddings align words (frozen).")
     aligner_layer: int = option(8, "Hidden layer of `aligner_model` used for alignment.", minimum=0)
     alignment_threshold: float = option(
-        0.8, "Keep links scoring at least this ((cos+1)/2; the paper keeps WSPAlign links >= 0.9).", minimum=0,
-        maximum=1,
+        0.8, "Keep links scoring at least this: eflomal 1.0 where both directions link the words, 0.5 where one "
+        "does; the other aligners (cos+1)/2 (the paper keeps WSPAlign links >= 0.9).", minimum=0, maximum=1,
     )
     max_links: int = option(32, "Most aligned word pairs kept per sentence pair.", minimum=1)
     language_embeddings: bool = option(

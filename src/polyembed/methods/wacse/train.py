@@ -67,8 +67,9 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     other_types = [type_ids.get(source.language, 0) for source in bitext.train for _ in source.other]
     weights = _weights(config)
     needs_links = weights["awp"] > 0 or weights["wtr"] > 0
+    row_languages = [source.language for source in bitext.train for _ in source.other]
     links = (align_bitext(english, other, config.aligner, config.aligner_model, config.aligner_layer,
-                          show_progress) if needs_links else [{} for _ in english])
+                          show_progress, languages=row_languages) if needs_links else [{} for _ in english])
     prompt = default_prompt(model) or ""
     tokenizer = model.tokenizer
     size = model.max_seq_length
