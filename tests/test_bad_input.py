@@ -389,6 +389,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-body-bytes-0", ["serve", "--max-body-bytes", "0"], "--max-body-bytes"),
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
+    ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),
     ("serve-backend-torch-on-an-export", ["serve", "-m", "{tmp}/onnx-export", "--backend", "torch"],

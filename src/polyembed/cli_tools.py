@@ -107,6 +107,9 @@ def serve_command(
     backend: Annotated[str, typer.Option(
         help="Runtime: torch, onnx (fp32) or onnx-int8 (onnxruntime; a torch model is exported once into the "
         "cache), or auto (an ONNX export runs its own graph, anything else torch).")] = "auto",
+    shutdown_timeout: Annotated[float, typer.Option(
+        help="On SIGTERM / Ctrl-C: seconds accepted requests get to finish; new connections are refused.",
+        min=0)] = 30.0,
 ) -> None:
     """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive),
     GET /ready (model loaded and warmed up) and GET /metrics (Prometheus)."""
@@ -121,7 +124,10 @@ def serve_command(
         "max_batch_tokens": max_batch_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests})
-    uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info")
+    # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most
+    # shutdown_timeout s), then runs the app's shutdown
+    uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info",
+                timeout_graceful_shutdown=shutdown_timeout)
 
 
 def _modular_group() -> typer.Typer:

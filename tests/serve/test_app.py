@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import socket
 import subprocess
@@ -149,31 +150,70 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
-    """The real command: uvicorn on 127.0.0.1, one health check and one embedding request, then stopped."""
+@contextlib.contextmanager
+def _serving(folder, *options: str):
+    """`polyembed serve` on a free loopback port, started and waited for; yields (process, base URL)."""
     import httpx
 
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "serve", "-m", str(tiny_folder), "--port", str(port)],
+        [sys.executable, "-m", "polyembed", "serve", "-m", str(folder), "--port", str(port), *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     try:
         deadline = time.monotonic() + 120
         while True:
             try:
-                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
-                break
+                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=2).status_code == 200:
+                    break
             except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"server did not start: {server.stderr.read().decode()[-2000:]}") from None
-                time.sleep(0.5)
-        assert health.json()["status"] == "ok"
-        reply = httpx.post(f"http://127.0.0.1:{port}/v1/embeddings", json={"input": "hello"}, timeout=30)
-        assert reply.status_code == 200 and len(reply.json()["data"][0]["embedding"]) == 32
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"server did not start: {server.stderr.read().decode()[-2000:]}")
+            time.sleep(0.5)
+        yield server, f"http://127.0.0.1:{port}"
     finally:
-        server.terminate()
+        if server.poll() is None:
+            server.terminate()
         server.wait(timeout=30)
+
+
+def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
+    """The real command: uvicorn on 127.0.0.1, one health check and one embedding request, then stopped."""
+    import httpx
+
+    with _serving(tiny_folder) as (_, url):
+        assert httpx.get(f"{url}/health", timeout=2).json()["status"] == "ok"
+        reply = httpx.post(f"{url}/v1/embeddings", json={"input": "hello"}, timeout=30)
+        assert reply.status_code == 200 and len(reply.json()["data"][0]["embedding"]) == 32
+
+
+def test_over_a_real_socket_a_gone_client_is_cancelled_and_sigterm_lets_accepted_requests_finish(
+        tiny_folder) -> None:
+    """--max-wait-ms 1500 keeps a lone request queued for 1.5 s: a client that hangs up meanwhile is counted as
+    cancelled (its work dropped), and a SIGTERM meanwhile still answers the accepted request, then exits."""
+    import signal
+    import threading
+
+    import httpx
+
+    with _serving(tiny_folder, "--max-wait-ms", "1500", "--shutdown-timeout", "20") as (server, url):
+        with pytest.raises(httpx.ReadTimeout):  # hangs up after 0.3 s, while its job waits in the queue
+            httpx.post(f"{url}/v1/embeddings", json={"input": "gone"}, timeout=0.3)
+        time.sleep(2.0)
+        metrics = httpx.get(f"{url}/metrics", timeout=5).text
+        assert "polyembed_requests_cancelled_total 1.0" in metrics
+        replies: list[httpx.Response] = []
+        client = threading.Thread(target=lambda: replies.append(
+            httpx.post(f"{url}/v1/embeddings", json={"input": ["kept", "too"]}, timeout=30)))
+        client.start()
+        time.sleep(0.5)  # accepted, waiting for its batch
+        server.send_signal(signal.SIGTERM)
+        client.join(timeout=30)
+        assert len(replies) == 1 and replies[0].status_code == 200 and len(replies[0].json()["data"]) == 2
+        # uvicorn re-raises the signal once drained, so the exit status is SIGTERM's, without a traceback
+        assert server.wait(timeout=30) == -signal.SIGTERM
+        assert "Traceback" not in server.stderr.read().decode()
 
 
 class FragileEncoder:
