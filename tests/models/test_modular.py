@@ -183,3 +183,11 @@ def test_the_router_encoder_saves_as_the_plain_encoder_and_its_adapter(bundle, t
         first = module(dict(features))["token_embeddings"]
         second = again(dict(features))["token_embeddings"]
     assert torch.equal(first, second)
+
+
+def test_the_bundle_has_a_card_naming_its_languages_adapters_and_both_ways_to_load_it(bundle) -> None:
+    folder, _ = bundle
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\nlibrary_name: sentence-transformers") and "- polyembed-modular" in card
+    assert "| de | `de/` | yes |" in card and "| en (pivot) | `en/` | no |" in card
+    assert f'polyembed.load_model("{folder}")' in card and 'trust_remote_code=True' in card and 'task="de"' in card

@@ -37,6 +37,14 @@ def test_e5_prompt_and_pooling_settings_are_carried(exported) -> None:
     assert encoder.settings.pooling == "mean" and encoder.settings.prompt == "" and encoder.dimension == 32
 
 
+def test_the_export_has_a_card_with_its_files_and_what_the_graph_leaves_out(exported) -> None:
+    source, folder = exported
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\nlibrary_name: onnx") and f"ONNX export of {source}" in card
+    assert f"| `{FP32_FILE}` |" in card and f"| `{INT8_FILE}` |" in card
+    assert "mean pooling" in card and "32 dimensions" in card and f'polyembed.load_model("{folder}")' in card
+
+
 def test_an_export_never_replaces_other_files(exported, tmp_path) -> None:
     source, folder = exported
     (tmp_path / "mine").mkdir()

@@ -193,7 +193,8 @@ def save_modular_bundle(
     from polyembed.outputs import atomic_dir
 
     with atomic_dir(folder) as staging:
-        write_bundle(staging, encoders, pivot, default_mode=default_mode, unknown_language=unknown_language)
+        write_bundle(staging, encoders, pivot, default_mode=default_mode, unknown_language=unknown_language,
+                     card_name=str(folder))
     return Path(folder)
 
 
@@ -204,8 +205,10 @@ def write_bundle(
     *,
     default_mode: Mode = "cross",
     unknown_language: Literal["error", "pivot"] = "error",
+    card_name: str | None = None,
 ) -> None:
-    """The bundle's files into an existing (staging) folder; `save_modular_bundle` is the atomic form."""
+    """The bundle's files into an existing (staging) folder, a model card (README.md) among them, which calls
+    the bundle `card_name` (default: the folder's name); `save_modular_bundle` is the atomic form."""
     from polyembed.models.parallel_adapter import (
         parallel_adapter_blocks,
         parallel_adapters_off,
@@ -228,7 +231,14 @@ def write_bundle(
         else:
             model.save(str(target))
     config = BundleConfig(str(normalize_language(pivot)), sorted(codes.values()), default_mode, unknown_language)
-    write_router(Path(folder), config)
+    router = write_router(Path(folder), config)
+    from polyembed.models.cards import CARD_FILE, bundle_card_text
+    from polyembed.models.parallel_adapter import CONFIG_FILE
+
+    adapters = {code: (Path(folder) / code / CONFIG_FILE).is_file() for code in config.languages}
+    card = bundle_card_text(card_name or Path(folder).name, config.pivot, config.languages, config.default_mode,
+                            config.unknown_language, adapters, router)
+    (Path(folder) / CARD_FILE).write_text(card, encoding="utf-8")
     (Path(folder) / BUNDLE_FILE).write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
 
 

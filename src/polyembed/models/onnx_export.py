@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.errors import PolyembedError, argument
+from polyembed.models.cards import CARD_FILE, export_card_text
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
 
 CONFIG_FILE = "polyembed_onnx.json"
@@ -171,6 +172,11 @@ def export_onnx(
                 extra_options={"DefaultTensorType": TensorProto.FLOAT},
             )
         (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+        files = {FP32_FILE: "float32 graph" + (", fused by onnxruntime's optimiser" if optimize else "")}
+        if quantize:
+            files[INT8_FILE] = "int8 weights (per channel; feed-forward output projections kept float32)"
+        files[CONFIG_FILE] = "pooling, prompt, normalisation and length of the source model"
+        (staging / CARD_FILE).write_text(export_card_text(str(out_dir), asdict(settings), files), encoding="utf-8")
     return out_dir
 
 

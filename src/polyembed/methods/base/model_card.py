@@ -14,9 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from polyembed.config import dump_config
+from polyembed.models.cards import front_matter
 from polyembed.outputs import atomic_write
 
 CARD_FILE = "README.md"
@@ -34,17 +33,9 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     languages = list(getattr(config, "languages", None) or [])
     teacher = getattr(config, "teacher", None)
     datasets = [name for name in getattr(config, "datasets", None) or [] if isinstance(name, str)]
-    front = {
-        "library_name": "sentence-transformers",
-        "pipeline_tag": "sentence-similarity",
-        "tags": ["sentence-transformers", "sentence-similarity", "feature-extraction", "polyembed",
-                 f"polyembed-{method.name}"],
-        "base_model": _base_model(config),
-        **({"language": sorted({"en", *languages})} if languages else {}),
-        **({"datasets": datasets} if datasets else {}),
-    }
     folder = Path(result.model_dir)
-    lines = ["---", yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
+    lines = [*front_matter(_base_model(config), ["en", *languages] if languages else [], [f"polyembed-{method.name}"],
+                           datasets),
              f"# {folder.parent.name}/{folder.name}: a polyembed {method.name} model", "",
              method.summary, ""]
     facts = [("method", f"`{method.name}`" + (f" ({method.paper})" if method.paper else "")),
@@ -81,7 +72,12 @@ def card_text(method: Any, config: Any, result: Any) -> str:
               "## Usage", "", "```python", "import polyembed", "",
               f'model = polyembed.load_model("{folder}")',
               'vectors = model.encode(["Hello, world!"], language="en", normalize=True)', "```", ""]
-    if (folder / "modules.json").is_file():
+    if (folder / "router_config.json").is_file():  # a modular bundle: a Router whose route is the language
+        lines += ["The folder is a sentence-transformers `Router` model too, the language being the route:", "",
+                  "```python", "from sentence_transformers import SentenceTransformer", "",
+                  f'model = SentenceTransformer("{folder}", trust_remote_code=True)',
+                  'vectors = model.encode(["Hello, world!"], task="en")', "```", ""]
+    elif (folder / "modules.json").is_file():
         lines += ["The folder is a sentence-transformers model too:", "", "```python",
                   "from sentence_transformers import SentenceTransformer", "",
                   f'model = SentenceTransformer("{folder}")', 'vectors = model.encode(["Hello, world!"])', "```", ""]
