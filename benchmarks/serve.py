@@ -1,0 +1,297 @@
+"""Serving under load (issue 39): polyembed serve and Infinity side by side -> results/bench/serve, docs.
+
+  python benchmarks/serve.py selftest                      # the load generator's own ceiling (stub server)
+  python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
+      [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
+  python benchmarks/serve.py render
+
+Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
+(`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate
+(`loadgen.py`: latency from the scheduled send time), the sustainable rate (the highest offered rate whose
+requests all got a 200 with p99 <= 500 ms), an overload at twice that rate for 10 s followed by 20 s at the
+sustainable rate (statuses; the p99 of the last 10 s: recovery), and wrk's closed loop with 200 connections.
+Beside them, the raw `encode` ceiling of the same model and backend on the same core (batch 64). Infinity
+(`infinity-emb`, which needs numpy < 2 and sentence-transformers < 4) runs from its own virtual environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from docs_sections import missing_tables, replace_section
+from result_files import cpu_description, write_json
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+OUT = REPO / "results" / "bench" / "serve"
+DOCS = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- serve-load:start -->", "<!-- serve-load:end -->"
+SERVER_CORE, CLIENT_CORE = "0", "1"
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+P99_BOUND_MS = 500.0
+PORT = 8790
+
+
+def _sentences(count: int) -> list[str]:
+    """STS-B test sentences of ordinary length (8-30 words), the same for every server."""
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+
+    rows = (get_dataset("stsbenchmark").path(data_root()) / "sts-test.csv").read_text(encoding="utf-8").splitlines()
+    texts = [row.split("\t")[5] for row in rows if row.count("\t") >= 6]
+    return [t for t in texts if 8 <= len(t.split()) <= 30][:count]
+
+
+def _wait_ready(process: subprocess.Popen, url: str, seconds: float = 600) -> None:
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited ({process.returncode}): {process.stderr.read().decode()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(1)
+    raise SystemExit(f"no ready answer from {url} within {seconds:.0f} s")
+
+
+def _open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[dict[str, Any]]:
+    spec = ",".join(f"{rate}:{seconds}" for rate, seconds in phases)
+    done = subprocess.run(["taskset", "-c", CLIENT_CORE, sys.executable, str(HERE / "loadgen.py"), "run", "--url", url,
+                           "--body", str(body), "--phases", spec], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def _wrk(url: str, body: Path, connections: int = 200, seconds: int = 10) -> dict[str, Any]:
+    """wrk's closed loop: requests/s, latency percentiles and non-2xx answers."""
+    script = body.with_suffix(".lua")
+    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(body.read_text(encoding="utf-8"))}\n'
+                      'wrk.headers["Content-Type"] = "application/json"\n', encoding="utf-8")
+    done = subprocess.run(["taskset", "-c", CLIENT_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
+                           "--latency", "--timeout", "30s", "-s", str(script), url],
+                          capture_output=True, text=True, check=True)
+    text = done.stdout
+
+    def millis(label: str) -> float | None:
+        found = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", text, re.MULTILINE)
+        if not found:
+            return None
+        return round(float(found.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1000.0}[found.group(2)], 1)
+
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    errors = re.search(r"Socket errors: (.*)", text)
+    return {"connections": connections, "seconds": seconds, "requests_per_s": float(rate.group(1)) if rate else None,
+            "p50_ms": millis("50"), "p99_ms": millis("99"), "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
+            "socket_errors": errors.group(1).strip() if errors else ""}
+
+
+def _raw_ceiling(model: str, backend: str, sentences: list[str]) -> float:
+    """Sentences per second of plain `encode` (batch 64) for the model and backend, on the server's core."""
+    code = ("import json, sys, time\nfrom polyembed.models.backends import load_with_backend\n"
+            f"encoder = load_with_backend({model!r}, {backend!r})\nsentences = json.loads(sys.stdin.read())\n"
+            "encoder.encode(sentences[:64], batch_size=64)\nstarted = time.perf_counter()\n"
+            "encoder.encode(sentences, batch_size=64)\nprint(len(sentences) / (time.perf_counter() - started))\n")
+    done = subprocess.run(["taskset", "-c", SERVER_CORE, sys.executable, "-c", code], input=json.dumps(sentences),
+                          capture_output=True, text=True, check=True, env={**os.environ, **ONE_THREAD})
+    return round(float(done.stdout.strip().splitlines()[-1]), 1)
+
+
+def _server_command(kind: str, model: str, setting: str, infinity: Path | None) -> tuple[list[str], str, str]:
+    """(command, embeddings URL, readiness URL) of one server."""
+    base = f"http://127.0.0.1:{PORT}"
+    if kind == "polyembed":
+        return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT)],
+                f"{base}/v1/embeddings", f"{base}/ready")
+    from polyembed.models.loading import resolve_model_path
+
+    path, _ = resolve_model_path(model)
+    assert infinity is not None
+    return ([str(infinity / "bin" / "infinity_emb"), "v2", "--model-id", path, "--served-model-name", model,
+             "--engine", setting, "--device", "cpu", "--batch-size", "64", "--port", str(PORT)],
+            f"{base}/embeddings", f"{base}/health")
+
+
+def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
+             texts: list[str]) -> dict[str, Any]:
+    command, url, ready = _server_command(kind, model, setting, infinity)
+    print(f"{kind} {model} {setting}: starting", flush=True)
+    server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
+    entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "sizes": {}}
+    try:
+        _wait_ready(server, ready)
+        with tempfile.TemporaryDirectory() as scratch:
+            for size in (1, 16):
+                body = Path(scratch) / f"body-{size}.json"
+                body.write_text(json.dumps({"input": texts[:size] if size > 1 else texts[0], "model": model}),
+                                encoding="utf-8")
+                _open_loop(url, body, [(20.0, 3.0)])  # warm-up
+                runs = _open_loop(url, body, [(rate, 10.0) for rate in rates])
+                fine = [r for r in runs if set(r["statuses"]) == {"200"} and (r["p99_ms"] or 1e9) <= P99_BOUND_MS]
+                sustainable = max((r["offered_per_s"] for r in fine), default=None)
+                overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
+                            if sustainable else None)
+                entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
+                                             "overload": overload, "closed_loop": _wrk(url, body)}
+                print(f"  {size} sentence(s)/request: sustainable {sustainable}/s", flush=True)
+        if kind == "polyembed":
+            import httpx
+
+            scraped = httpx.get(url.replace("/v1/embeddings", "/metrics"), timeout=10).text
+            entry["metrics_seen"] = sorted({line.split("{")[0].split(" ")[0] for line in scraped.splitlines()
+                                            if line.startswith("polyembed_")})
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return entry
+
+
+def run(models: list[str], backends: list[str], infinity: Path | None, engines: list[str],
+        rates: list[float]) -> None:
+    texts = _sentences(512)
+    saved = _load() or {"entries": [], "ceilings": {}}
+    for model in models:
+        for backend in backends:
+            saved["ceilings"][f"{model}/{backend}"] = _raw_ceiling(model, backend, texts)
+            saved["entries"] = [e for e in saved["entries"]
+                                if (e["server"], e["model"], e["backend"]) != ("polyembed", model, backend)]
+            saved["entries"].append(_measure("polyembed", model, backend, None, rates, texts))
+            _save(saved)
+        if infinity is not None:
+            for engine in engines:
+                saved["entries"] = [e for e in saved["entries"]
+                                    if (e["server"], e["model"], e["backend"]) != ("infinity", model, engine)]
+                saved["entries"].append(_measure("infinity", model, engine, infinity, rates, texts))
+                _save(saved)
+    render()
+
+
+def selftest() -> None:
+    """The generator against a stub that answers at once: the rates it reaches on its own core."""
+    stub = subprocess.Popen(["taskset", "-c", SERVER_CORE, sys.executable, str(HERE / "loadgen.py"), "stub",
+                             "--port", str(PORT)])
+    try:
+        time.sleep(1.5)
+        with tempfile.TemporaryDirectory() as scratch:
+            body = Path(scratch) / "body.json"
+            body.write_text(json.dumps({"input": _sentences(1)[0]}), encoding="utf-8")
+            runs = _open_loop(f"http://127.0.0.1:{PORT}/v1/embeddings", body,
+                              [(500.0, 5.0), (1000.0, 5.0), (2000.0, 5.0)])
+    finally:
+        stub.terminate()
+        stub.wait(timeout=30)
+    saved = _load() or {"entries": [], "ceilings": {}}
+    saved["generator_selftest"] = runs
+    _save(saved)
+    print(json.dumps(runs, indent=1))
+
+
+def _load() -> dict[str, Any] | None:
+    path = OUT / "serve.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _save(payload: dict[str, Any]) -> None:
+    write_json(OUT / "serve.json", {**payload, "machine": cpu_description()})
+
+
+def _cell(run: dict[str, Any] | None) -> str:
+    if not run:
+        return "-"
+    statuses = ", ".join(f"{code}: {count}" for code, count in sorted(run["statuses"].items()))
+    return f"{run['ok_per_s']}/s, p50 {run['p50_ms']} / p99 {run['p99_ms']} ms ({statuses})"
+
+
+def render() -> None:
+    saved = _load()
+    command = "python benchmarks/serve.py run"
+    if not saved or not saved.get("entries"):
+        if missing_tables(DOCS, START, END, {"serving under load": command}, set()):
+            print("no saved results here: the docs section is left alone")
+        return
+    lines = [START, "## Serving under load (issue 39)", "",
+             f"`{command}` ({saved['machine']}): each server pinned to one core with one thread, the open-loop "
+             "generator (`benchmarks/loadgen.py`) and wrk on the other. Sustainable: the highest offered rate "
+             f"whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms. Overload: twice that for 10 s, "
+             "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s). Raw "
+             "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s.",
+             ""]
+    if saved.get("generator_selftest"):
+        reached = max(r["ok_per_s"] for r in saved["generator_selftest"])
+        lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]
+    lines += ["| server | model | backend | sentences / request | sustainable (req/s) | sentences/s there | raw encode "
+              "sentences/s | overload statuses | recovery p99 ms | wrk 200 connections |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for entry in saved["entries"]:
+        for size, result in entry["sizes"].items():
+            sustainable = result["sustainable_per_s"]
+            overload = result.get("overload") or []
+            statuses: dict[str, int] = {}
+            for phase in overload:
+                for code, count in phase["statuses"].items():
+                    statuses[code] = statuses.get(code, 0) + count
+            ceiling = saved["ceilings"].get(f"{entry['model']}/{entry['backend']}", "-") \
+                if entry["server"] == "polyembed" else "-"
+            closed = result["closed_loop"]
+            lines.append(
+                f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | {sustainable or '-'} | "
+                f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
+                + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
+                + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
+                f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
+                f"non-2xx {closed['non_2xx']} |")
+    lines += ["", "Open loop, each offered rate (answered 200s per second, latency of the 200s, statuses):", "",
+              "| server | model | backend | sentences / request | " + " | ".join(
+                  f"{r['offered_per_s']:.0f}/s" for r in saved["entries"][0]["sizes"]["1"]["open_loop"]) + " |",
+              "|---|---|---|---|" + "---|" * len(saved["entries"][0]["sizes"]["1"]["open_loop"])]
+    for entry in saved["entries"]:
+        for size, result in entry["sizes"].items():
+            lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
+                         + " | ".join(_cell(r) for r in result["open_loop"]) + " |")
+    seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
+    if seen:
+        lines += ["", "Metrics scraped from `/metrics` after the load: " + ", ".join(f"`{m}`" for m in seen) + "."]
+    lines += ["", END]
+    replace_section(DOCS, START, END, "\n".join(lines))
+    print("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("run")
+    one.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
+    one.add_argument("--backends", nargs="+", default=["torch", "onnx-int8"])
+    one.add_argument("--infinity", type=Path, help="an infinity-emb virtual environment")
+    one.add_argument("--infinity-engines", nargs="+", default=["torch", "optimum"])
+    one.add_argument("--rates", nargs="+", type=float, default=[50, 100, 200, 400, 800])
+    sub.add_parser("selftest")
+    sub.add_parser("render")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
+    elif args.command == "selftest":
+        selftest()
+    else:
+        render()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""The open-loop load generator of the serving benchmark, against its own stub server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import socket
+
+import pytest
+
+from tests.benchmarks.helpers import BENCHMARKS
+
+
+def test_requests_leave_at_the_offered_rate_and_are_summarised_per_phase(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    loadgen = importlib.import_module("loadgen")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    async def scenario() -> list:
+        stub = asyncio.create_task(loadgen._stub(port))
+        await asyncio.sleep(0.2)
+        try:
+            generator = loadgen.OpenLoop(f"http://127.0.0.1:{port}/v1/embeddings", b'{"input": "hi"}', 5.0, 64)
+            return await generator.run([(100.0, 0.5), (200.0, 0.5)])
+        finally:
+            stub.cancel()
+
+    results = asyncio.run(scenario())
+    phases = loadgen.summary(results, [(100.0, 0.5), (200.0, 0.5)])
+    assert [p["requests"] for p in phases] == [50, 100]  # every scheduled request left, answered or not
+    assert all(p["statuses"] == {"200": p["requests"]} and p["ok_per_s"] == 2 * p["requests"] for p in phases)
+    assert all(0 < p["p50_ms"] <= p["p99_ms"] for p in phases)
+    assert min(r[1] for r in results if r[0] == 1) >= 0.5 - 1e-6  # phase 2 is scheduled after phase 1
+
+
+def test_percentiles_take_the_nearest_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    loadgen = importlib.import_module("loadgen")
+    assert loadgen.percentile(list(range(1, 101)), 99) == 99 and loadgen.percentile([], 50) is None
