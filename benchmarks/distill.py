@@ -313,7 +313,7 @@ def recipe_dev(names: list[str] | None) -> None:
             print(f"dev splits: recipe {name} seed {seed}")
             dev["models"][key] = {"recipe": name, "seed": int(seed), "trained_at": trained_at, "scores": scores}
             _save("recipes-dev", {**dev, "machine": machine()})
-    from distill_report import recipe_dev_table
+    from distill_long_report import recipe_dev_table
 
     print("\n".join(recipe_dev_table(_load("recipes-dev"), student)))
 

@@ -30,7 +30,7 @@ def _run(long: dict[str, float], tatoeba: dict[str, float], cross: float) -> dic
 @pytest.fixture
 def distill_report(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
-    return importlib.import_module("distill_report")
+    return importlib.import_module("distill_long_report")
 
 
 def test_long_sentences_per_language_beside_tatoeba_and_cross_sts(distill_report) -> None:
