@@ -3,6 +3,7 @@
   python benchmarks/wacse.py run --seeds 0 1 --steps 300    # TR, TR+AWP, TR+WTR, TR+AWP+WTR from me5-small
   python benchmarks/wacse.py run --seeds 0 --variants tr tr+awp+wtr   # a subset
   python benchmarks/wacse.py figure --seed 0                # t-SNE of aligned word pairs (the paper's Figure 1)
+  python benchmarks/wacse.py dev --seeds 0 --steps 300      # the open choices of issue 35, scored on dev splits
   python benchmarks/wacse.py render                         # rewrite the docs section from the saved JSON
 
 Every variant trains on the same Tatoeba-Challenge bitext of the low-resource languages that LASER Tatoeba
@@ -41,6 +42,21 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }
+DEV_CHOICES: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "head-warmup-50": {"awp_head_warmup_steps": 50},
+    "frozen-embeddings": {"freeze_embeddings": True},
+    "cls-pooling": {"pooling": "cls"},
+    "itermax-links": {"aligner": "itermax"},
+    "eflomal-all-links": {"alignment_threshold": 0.5},
+    "wtr-scale-20": {"wtr_scale": 20.0},
+    "awp-one-link": {"awp_links": "one"},
+}
+"""Issue 35's open choices, each against the defaults (all three objectives): the AWP head's warm-up or frozen
+embeddings, CLS against mean pooling, the aligner and its threshold, WTR's scale, AWP's links. Scored on dev
+splits only: the run's own held-out translation retrieval and Kardes STS dev (en-X for the four trained Turkic
+languages it has, and monolingual)."""
+DEV_STS_LANGUAGES = ["kk", "uz", "az", "ug"]
 LOW = {code: TatoebaRetrieval.subset(code) for code in ("kk", "ug", "tt", "tk", "uz", "az", "sw")}
 HIGH = ["deu", "fra", "rus", "cmn", "jpn", "tur"]
 
@@ -171,6 +187,77 @@ def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> N
     render()
 
 
+def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> None:
+    """Train each choice per seed and score it on dev splits (dev.json); prints the table."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.registry import get_task
+    from polyembed.methods.modular.pipeline import run_stage
+    from polyembed.models.loading import load_model
+
+    path = OUT / "dev.json"
+    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    saved |= {"steps": steps, "batch_size": batch_size, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
+    task = get_task("kardes-sts", languages=["en", *DEV_STS_LANGUAGES], split="dev")
+
+    def sts(model_path: str) -> dict[str, float]:
+        result = evaluate(load_model(model_path), [task], show_progress=False)
+        return {s.subset: round(float(s.value), 2) for s in result.scores if s.main}
+
+    if "me5-small" not in saved["runs"]:
+        saved["runs"]["me5-small"] = {"sts": sts("me5-small")}
+        write_json(path, saved)
+    for seed in seeds:
+        for name in choices:
+            key = f"{name}/seed-{seed}"
+            if key in saved["runs"] and saved["runs"][key].get("options") == DEV_CHOICES[name]:
+                continue
+            trained = run_stage("wacse", OUT / "dev" / f"seed-{seed}" / name, True, **DEV_CHOICES[name],
+                                max_steps=steps, batch_size=batch_size, seed=seed, keep_checkpoints=False)
+            saved["runs"][key] = {"options": DEV_CHOICES[name], "best": trained.get("best"),
+                                  "wall_seconds": trained.get("wall_seconds"), "sts": sts(trained["model_dir"])}
+            write_json(path, saved)
+    print("\n".join(dev_table(saved)))
+
+
+def dev_table(saved: dict[str, Any]) -> list[str]:
+    """One row per choice: dev retrieval (mean of both directions, the kept checkpoint's) and Kardes STS dev,
+    each the mean over seeds; the change against the defaults in brackets."""
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    rows: dict[str, dict[str, float | None]] = {}
+    cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
+    for name in DEV_CHOICES:
+        runs = [run for key, run in saved["runs"].items() if key.split("/")[0] == name]
+        if not runs:
+            continue
+        rows[name] = {
+            "retrieval": mean([100 * run["best"]["eval_dev_mean_accuracy"] for run in runs
+                               if run.get("best") and "eval_dev_mean_accuracy" in run["best"]]),
+            "cross": mean([mean([run["sts"][c] for c in cross if c in run["sts"]]) for run in runs]),
+            "mono": mean([mean([run["sts"][c] for c in DEV_STS_LANGUAGES if c in run["sts"]]) for run in runs]),
+            "seeds": len(runs),
+        }
+    base = saved["runs"].get("me5-small", {}).get("sts", {})
+    lines = [f"WACSE dev choices (`python benchmarks/wacse.py dev`, {saved.get('steps')} steps of "
+             f"{saved.get('batch_size')} pairs; {saved.get('machine')}): dev retrieval of the kept checkpoint, "
+             f"Kardes STS dev en-X and monolingual ({', '.join(DEV_STS_LANGUAGES)}), mean over seeds.", "",
+             "| choice | options | seeds | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual |",
+             "|---|---|---|---|---|---|",
+             f"| me5-small (untrained) | - | - | - | {mean([base[c] for c in cross if c in base]) or 0:.2f} | "
+             f"{mean([base[c] for c in DEV_STS_LANGUAGES if c in base]) or 0:.2f} |"]
+    reference = rows.get("defaults", {})
+    for name, row in rows.items():
+        cells = []
+        for column in ("retrieval", "cross", "mono"):
+            value, against = row[column], reference.get(column)
+            cells.append("-" if value is None else f"{value:.2f}" + (
+                f" ({value - against:+.2f})" if against is not None and name != "defaults" else ""))
+        options = ", ".join(f"{k}={v}" for k, v in DEV_CHOICES[name].items()) or "the defaults"
+        lines.append(f"| {name} | {options} | {row['seeds']} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _save(payload: dict[str, Any]) -> None:
     write_json(OUT / "ablation.json", payload)
 
@@ -258,10 +345,17 @@ def main() -> None:
     drawn.add_argument("--models", nargs="+", choices=["me5-small", *VARIANTS],
                        default=["me5-small", "tr", "tr+awp+wtr"])
     drawn.add_argument("--points", type=int, default=200, help="word pairs drawn per figure")
+    choose = commands.add_parser("dev")
+    choose.add_argument("--seeds", nargs="+", type=int, default=[0])
+    choose.add_argument("--steps", type=int, default=300)
+    choose.add_argument("--batch-size", type=int, default=32)
+    choose.add_argument("--choices", nargs="+", choices=list(DEV_CHOICES), default=list(DEV_CHOICES))
     commands.add_parser("render")
     args = parser.parse_args()
     if args.command == "run":
         run(args.seeds, args.steps, args.batch_size, args.variants)
+    elif args.command == "dev":
+        dev(args.seeds, args.steps, args.batch_size, args.choices)
     elif args.command == "figure":
         figure(args.seed, args.models, args.points)
     else:
