@@ -396,6 +396,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "is an ONNX export"),
     ("serve-backend-int8-missing", ["serve", "-m", "{tmp}/onnx-export", "--backend", "onnx-int8"],
      "has no model.int8.onnx"),
+    ("serve-backend-openvino-int8-missing", ["serve", "-m", "{tmp}/onnx-export", "--backend", "openvino-int8"],
+     "has no model.int8.onnx"),
     # ---- export
     ("export-output-is-a-file", ["export", "-o", "{tmp}/afile"], "exists and is a file"),
     ("export-output-other-files", ["export", "-o", "{tmp}/afolder"], "a folder of other files"),

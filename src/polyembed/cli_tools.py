@@ -105,8 +105,9 @@ def serve_command(
         int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
     ] = 256,
     backend: Annotated[str, typer.Option(
-        help="Runtime: torch, onnx (fp32) or onnx-int8 (onnxruntime; a torch model is exported once into the "
-        "cache), or auto (an ONNX export runs its own graph, anything else torch).")] = "auto",
+        help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (a "
+        "torch model is exported once into the cache); auto (an ONNX export runs its own graph, anything else "
+        "torch).")] = "auto",
     shutdown_timeout: Annotated[float, typer.Option(
         help="On SIGTERM / Ctrl-C: seconds accepted requests get to finish; new connections are refused.",
         min=0)] = 30.0,

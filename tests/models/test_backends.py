@@ -39,6 +39,18 @@ def test_onnx_backends_export_once_and_embed_as_torch(tmp_path: Path) -> None:
     assert not isinstance(load_with_backend(folder, "auto"), OnnxEncoder)
 
 
+def test_openvino_runs_the_same_export_graphs(tmp_path: Path) -> None:
+    folder = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
+    torch_rows = polyembed.encode(load_with_backend(folder, "torch"), TRAINING_TEXTS[:8], normalize=True)
+    fp32 = load_with_backend(folder, "openvino")
+    assert isinstance(fp32, OnnxEncoder) and fp32.runtime == "openvino" and fp32.graph_file == FP32_FILE
+    assert np.abs(polyembed.encode(fp32, TRAINING_TEXTS[:8], normalize=True) - torch_rows).max() < 1e-4
+    int8 = load_with_backend(folder, "openvino-int8")
+    assert int8.graph_file == INT8_FILE and len(list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())) == 1
+    cosines = (polyembed.encode(int8, TRAINING_TEXTS[:8], normalize=True) * torch_rows).sum(axis=1)
+    assert cosines.min() > 0.95
+
+
 def test_a_backend_the_model_cannot_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PolyembedError, match="backend 'tensorrt': expected one of auto, torch, onnx, onnx-int8"):
         load_with_backend("minilm-en", "tensorrt")

@@ -1,4 +1,5 @@
-"""Which runtime encodes: torch (the model as trained) or onnxruntime on an fp32 or int8 ONNX export.
+"""Which runtime encodes: torch (the model as trained), or onnxruntime or OpenVINO on an fp32 or int8 ONNX
+export.
 
 Why: serving and bulk encoding on CPUs are faster on the int8 export at nearly the same scores
 (docs/benchmarks.md, export), but users should not have to run `polyembed export` and juggle two folders. A
@@ -18,8 +19,9 @@ from polyembed.models.encoder import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-"""'auto': an ONNX export runs its own default graph (int8 where it has one), any other model runs on torch."""
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
+"""'auto': an ONNX export runs its own default graph (int8 where it has one), any other model runs on torch.
+onnx*: onnxruntime; openvino*: OpenVINO on the same graphs."""
 EXPORTS_FOLDER = "onnx-exports"
 
 
@@ -41,8 +43,7 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
     if backend in ("auto", "torch"):
         return encoder
     graph = _graph_of(_cached_export(encoder, model), backend, model, option)
-    logger.info("serving %s on onnxruntime (%s, %s)", model, backend, INT8_FILE if backend == "onnx-int8"
-                else FP32_FILE)
+    logger.info("serving %s on %s (%s)", model, graph.runtime, INT8_FILE if backend.endswith("-int8") else FP32_FILE)
     return graph
 
 
@@ -50,11 +51,11 @@ def _graph_of(folder: Path, backend: str, name: str, option: str) -> SentenceEnc
     """The export's fp32 or int8 graph, named as the user named the model."""
     from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, load_onnx
 
-    graph = INT8_FILE if backend == "onnx-int8" else FP32_FILE
+    graph = INT8_FILE if backend.endswith("-int8") else FP32_FILE
     if not (folder / graph).is_file():
         raise PolyembedError(f"{argument(option, 'backend')} {backend}: the export {folder} has no {graph} "
                              "(export again with quantisation)")
-    return load_onnx(folder / graph, name=name)
+    return load_onnx(folder / graph, name=name, runtime="openvino" if backend.startswith("openvino") else "onnxruntime")
 
 
 def _cached_export(encoder: Any, model: str) -> Path:

@@ -1,4 +1,4 @@
-"""ONNX export with an int8 variant, and an encoder that runs it on onnxruntime.
+"""ONNX export with an int8 variant, and an encoder that runs it on onnxruntime or OpenVINO.
 
 Why our own export: sentence-transformers' ONNX backend goes through optimum, whose ONNX package pins an older
 transformers than polyembed's. The transformer is exported with `torch.onnx` (input ids + attention mask ->
@@ -193,8 +193,8 @@ class OnnxEncoder(SentenceEncoder):
         """The int8 graph of an export folder when it has one, or the .onnx file named (CPU: `device` unused)."""
         return load_onnx(path, name=name)
 
-    def __init__(self, folder: str | Path, graph: str | None = None, name: str | None = None) -> None:
-        import onnxruntime as ort
+    def __init__(self, folder: str | Path, graph: str | None = None, name: str | None = None,
+                 runtime: str = "onnxruntime") -> None:
         from transformers import AutoTokenizer
 
         folder = Path(folder)
@@ -211,7 +211,25 @@ class OnnxEncoder(SentenceEncoder):
 
         verify_published(folder, [p.name for p in folder.iterdir() if p.suffix != ".onnx" or p.name == graph])
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
+        self.runtime = runtime
+        """onnxruntime, or openvino (Intel's runtime, which reads the same graph)."""
+        if runtime == "openvino":
+            try:
+                import openvino
+            except ImportError:
+                raise PolyembedError("the openvino backend needs the openvino package: pip install openvino") from None
+            # f32 as the graph says: on CPUs with bf16 units OpenVINO would otherwise compute in bf16
+            compiled = openvino.Core().compile_model(str(graph_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+            output = compiled.output(0)
+            self._run = lambda inputs: compiled(inputs)[output]
+            self.session = None
+        elif runtime == "onnxruntime":
+            import onnxruntime as ort
+
+            self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
+            self._run = lambda inputs: self.session.run(None, inputs)[0]
+        else:
+            raise PolyembedError(f"runtime '{runtime}': choose onnxruntime or openvino")
         self.name = name or str(graph_path)
         self.path = str(folder)
         self.graph_file = graph
@@ -242,9 +260,7 @@ class OnnxEncoder(SentenceEncoder):
                 return_tensors="np",
             )
             mask = batch["attention_mask"].astype(np.int64)
-            hidden = self.session.run(
-                None, {"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask}
-            )[0]
+            hidden = self._run({"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask})
             out[rows] = _pool(hidden, mask, self.settings.pooling)
         return normalize_rows(out) if self.settings.normalize else out
 
@@ -265,9 +281,10 @@ def is_onnx_export(path: str | Path) -> bool:
     return (folder / CONFIG_FILE).is_file()
 
 
-def load_onnx(path: str | Path, name: str | None = None) -> OnnxEncoder:
-    """An OnnxEncoder for an export folder (int8 when it has one) or one of its .onnx files."""
+def load_onnx(path: str | Path, name: str | None = None, runtime: str = "onnxruntime") -> OnnxEncoder:
+    """An OnnxEncoder for an export folder (int8 when it has one) or one of its .onnx files, on `runtime`
+    (onnxruntime or openvino)."""
     path = Path(path)
     if path.suffix == ".onnx":
-        return OnnxEncoder(path.parent, path.name, name)
-    return OnnxEncoder(path, None, name)
+        return OnnxEncoder(path.parent, path.name, name, runtime)
+    return OnnxEncoder(path, None, name, runtime)
