@@ -278,7 +278,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     one = sub.add_parser("run")
     one.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
-    one.add_argument("--backends", nargs="+", default=["torch", "onnx-int8"])
+    one.add_argument("--backends", nargs="+", default=["torch", "onnx-int8", "openvino"])
     one.add_argument("--infinity", type=Path, help="an infinity-emb virtual environment")
     one.add_argument("--infinity-engines", nargs="+", default=["torch", "optimum"])
     one.add_argument("--rates", nargs="+", type=float, default=[50, 100, 200, 400, 800])
