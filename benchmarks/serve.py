@@ -37,7 +37,8 @@ OUT = REPO / "results" / "bench" / "serve"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- serve-load:start -->", "<!-- serve-load:end -->"
 SERVER_CORE, CLIENT_CORE = "0", "1"
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+              "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
 P99_BOUND_MS = 500.0
 PORT = 8790
 
