@@ -177,7 +177,7 @@ def render_long_sentences() -> str:
     student = next(iter(saved["baselines"]))
     dev = recipe_dev_table(_load("recipes-dev"), student)
     if dev:
-        lines += ["", *dev]
+        lines += [*dev, ""]
     lines.append(LONG_END)
     section = "\n".join(lines)
     if gone:
