@@ -21,6 +21,9 @@ import sys
 import time
 from urllib.parse import urlsplit
 
+KEEP_ALIVE_S = 4.0
+"""Idle connections older than this are not reused (below uvicorn's 5 s keep-alive timeout)."""
+
 
 def percentile(values: list[float], q: float) -> float | None:
     if not values:
@@ -63,11 +66,23 @@ class OpenLoop:
         self.request = (f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
                         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
         self.timeout, self.max_connections = timeout, max_connections
-        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self.open = 0
 
+    def _idle_connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """The most recently used idle connection; those idle for KEEP_ALIVE_S or closed by the server are
+        dropped (uvicorn closes a keep-alive connection after 5 idle seconds, and a request written to it would
+        fail as no HTTP client lets it: they expire idle connections first too)."""
+        while self.idle:
+            reader, writer, since = self.idle.pop()
+            if time.perf_counter() - since < KEEP_ALIVE_S and not reader.at_eof():
+                return reader, writer
+            writer.close()
+            self.open -= 1
+        return None
+
     async def _one(self, scheduled: float, phase: int, results: list[tuple[int, float, float, str]]) -> None:
-        connection = self.idle.pop() if self.idle else None
+        connection = self._idle_connection()
         try:
             if connection is None:
                 if self.open >= self.max_connections:
@@ -79,7 +94,7 @@ class OpenLoop:
             writer.write(self.request)
             status = await asyncio.wait_for(_read_response(reader), self.timeout)
             results.append((phase, scheduled, time.perf_counter() - scheduled, str(status)))
-            self.idle.append(connection)
+            self.idle.append((reader, writer, time.perf_counter()))
         except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError, IndexError) as err:
             results.append((phase, scheduled, math.nan, type(err).__name__))
             if connection is not None:
@@ -100,7 +115,7 @@ class OpenLoop:
                 tasks.append(asyncio.create_task(self._one(scheduled, phase, results)))
             offset += duration
         await asyncio.gather(*tasks)
-        for _, writer in self.idle:
+        for _, writer, _ in self.idle:
             writer.close()
         return [(phase, scheduled - start, latency, status) for phase, scheduled, latency, status in results]
 

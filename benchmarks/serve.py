@@ -6,10 +6,11 @@
   python benchmarks/serve.py render
 
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
-(`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate
-(`loadgen.py`: latency from the scheduled send time), the sustainable rate (the highest offered rate whose
-requests all got a 200 with p99 <= 500 ms), an overload at twice that rate for 10 s followed by 20 s at the
-sustainable rate (statuses; the p99 of the last 10 s: recovery), and wrk's closed loop with 200 connections.
+(`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate (requests of
+16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
+time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms), an
+overload at twice that rate for 10 s followed by 20 s at the sustainable rate (statuses; the p99 of the last
+10 s: recovery), and wrk's closed loop with 200 connections.
 Beside them, the raw `encode` ceiling of the same model and backend on the same core (batch 64). Infinity
 (`infinity-emb`, which needs numpy < 2 and sentence-transformers < 4) runs from its own virtual environment.
 """
@@ -140,8 +141,9 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                 body = Path(scratch) / f"body-{size}.json"
                 body.write_text(json.dumps({"input": texts[:size] if size > 1 else texts[0], "model": model}),
                                 encoding="utf-8")
-                _open_loop(url, body, [(20.0, 3.0)])  # warm-up
-                runs = _open_loop(url, body, [(rate, 10.0) for rate in rates])
+                offered = [max(1.0, rate / size) for rate in rates]  # the same sentences per second
+                _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])  # warm-up
+                runs = _open_loop(url, body, [(rate, 10.0) for rate in offered])
                 fine = [r for r in runs if set(r["statuses"]) == {"200"} and (r["p99_ms"] or 1e9) <= P99_BOUND_MS]
                 sustainable = max((r["offered_per_s"] for r in fine), default=None)
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
