@@ -118,13 +118,36 @@ def _server_command(kind: str, model: str, setting: str, infinity: Path | None) 
     if kind == "polyembed":
         return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT)],
                 f"{base}/v1/embeddings", f"{base}/ready")
-    from polyembed.models.loading import resolve_model_path
-
-    path, _ = resolve_model_path(model)
+    path = _infinity_model(model, with_onnx=setting == "optimum")
     assert infinity is not None
     return ([str(infinity / "bin" / "infinity_emb"), "v2", "--model-id", path, "--served-model-name", model,
              "--engine", setting, "--device", "cpu", "--batch-size", "64", "--port", str(PORT)],
             f"{base}/embeddings", f"{base}/health")
+
+
+def _infinity_model(model: str, with_onnx: bool) -> str:
+    """The model folder Infinity loads. Its optimum engine runs an ONNX file from the folder and does not export
+    one, preferring a file named '*quantize*' on CPU: it gets polyembed's own export (fp32 as onnx/model.onnx,
+    int8 as onnx/model_quantized.onnx), so both servers run the same int8 graph on onnxruntime."""
+    from polyembed.models.backends import load_with_backend
+    from polyembed.models.loading import resolve_model_path
+    from polyembed.models.onnx_export import FP32_FILE, INT8_FILE
+
+    path, _ = resolve_model_path(model)
+    if not with_onnx:
+        return path
+    folder = OUT / "infinity-models" / model
+    (folder / "onnx").mkdir(parents=True, exist_ok=True)
+    for item in Path(path).iterdir():
+        link = folder / item.name
+        if not link.exists():
+            link.symlink_to(item.resolve())
+    export = Path(load_with_backend(model, "onnx").path)
+    for source, name in ((FP32_FILE, "model.onnx"), (INT8_FILE, "model_quantized.onnx")):
+        link = folder / "onnx" / name
+        if not link.exists():
+            link.symlink_to(export / source)
+    return str(folder)
 
 
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
@@ -181,7 +204,14 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
             for engine in engines:
                 saved["entries"] = [e for e in saved["entries"]
                                     if (e["server"], e["model"], e["backend"]) != ("infinity", model, engine)]
-                saved["entries"].append(_measure("infinity", model, engine, infinity, rates, texts))
+                failures = saved.setdefault("failures", {})
+                failures.pop(f"infinity {model} {engine}", None)
+                try:
+                    saved["entries"].append(_measure("infinity", model, engine, infinity, rates, texts))
+                except SystemExit as err:  # a server that does not start: the reason goes into the docs
+                    reason = next((line for line in reversed(str(err).splitlines()) if "Error" in line), str(err))
+                    failures[f"infinity {model} {engine}"] = reason.strip()[:400]
+                    print(f"infinity {model} {engine} did not start: {reason}", flush=True)
                 _save(saved)
     render()
 
@@ -268,6 +298,8 @@ def render() -> None:
         for size, result in entry["sizes"].items():
             lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
                          + " | ".join(_cell(r) for r in result["open_loop"]) + " |")
+    for server, reason in saved.get("failures", {}).items():
+        lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
     if seen:
         lines += ["", "Metrics scraped from `/metrics` after the load: " + ", ".join(f"`{m}`" for m in seen) + "."]
@@ -281,7 +313,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     one = sub.add_parser("run")
     one.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
-    one.add_argument("--backends", nargs="+", default=["torch", "onnx-int8", "openvino"])
+    one.add_argument("--backends", nargs="*", default=["torch", "onnx-int8", "openvino"])
     one.add_argument("--infinity", type=Path, help="an infinity-emb virtual environment")
     one.add_argument("--infinity-engines", nargs="+", default=["torch", "optimum"])
     one.add_argument("--rates", nargs="+", type=float, default=[50, 100, 200, 400, 800])
