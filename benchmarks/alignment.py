@@ -139,8 +139,11 @@ def render() -> None:
              f"`{command}` ({payload['machine']}). AER / precision / recall in percent (AER: lower is better), "
              "then seconds per 1,000 sentence pairs. Gold links past a sentence end (ja-en, de-en) are scored as "
              "published. eflomal learns from the text it aligns: the gold set itself (100-582 pairs), and in "
-             f"'{EXTRA_LABEL}' also the data layer's Tatoeba-Challenge pairs of that language (de, fr: about the "
-             "size of WACSE's training bitext per language). "
+             f"'{EXTRA_LABEL}' also the data layer's Tatoeba-Challenge pairs of that language ("
+             + ", ".join(f"{r['set']} {r['extra_pairs']:,}" for r in payload["rows"] if r.get("extra_pairs")
+                         and r["aligner"] == EXTRA_LABEL)
+             + " pairs; WACSE's low-resource languages have far fewer once the LASER test is left out, "
+             "docs/methods/wacse.md). "
              f"'{TRAINING_FILTER}': the same run's links that pass WACSE's default `alignment_threshold` (eflomal: "
              "both directions agree; itermax: (cos + 1) / 2). "
              f"{PUBLISHED}: the predictions awesome-align ships with its four test sets (mBERT fine-tuned on "
