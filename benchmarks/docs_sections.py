@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from polyembed.outputs import atomic_write
@@ -21,9 +22,15 @@ def missing_tables(docs: Path, start: str, end: str, commands: dict[str, str], p
 
 
 def replace_section(docs: Path, start: str, end: str, section: str) -> None:
-    """Put `section` (markers included) in place of the current one, or append it; written atomically."""
+    """Put `section` (markers included) in place of the current one, or append it; written atomically. A
+    section whose markers enclose another section's is refused (replacing it would delete the other)."""
     text = docs.read_text(encoding="utf-8") if docs.is_file() else "# Benchmarks\n"
     if start in text and end in text:
+        inner = text[text.index(start) + len(start) : text.index(end)]
+        nested = re.findall(r"<!-- [\w-]+:start -->", inner)
+        if nested:
+            raise SystemExit(f"{docs}: the section {start} encloses {', '.join(nested)}; move that section out of "
+                             "it by hand, then render again")
         text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
