@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import dump_config
-from polyembed.models.cards import front_matter
+from polyembed.models.cards import CARD_FILE, front_matter
 from polyembed.outputs import atomic_write
 
-CARD_FILE = "README.md"
 EVALUATION_HEADING = "## Evaluation"
 EVALUATION_START, EVALUATION_END = "<!-- polyembed-eval:start -->", "<!-- polyembed-eval:end -->"
 """`append_evaluation` writes between these markers (a later evaluation of the same task replaces its row)."""
