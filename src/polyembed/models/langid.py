@@ -26,6 +26,12 @@ def identify_language(text: str, candidates: Sequence[str] | None = None) -> tup
     return code, float(probability)
 
 
+def langid_identify(texts: Sequence[str], candidates: Sequence[str] | None = None) -> list[str]:
+    """langid.py's language for each text, among the `candidates` it knows (all 97 when None)."""
+    known = [code for code in candidates if code in langid_languages()] if candidates else None
+    return [identify_language(text, known)[0] for text in texts]
+
+
 def identify_languages(texts: Sequence[str], candidates: Sequence[str] | None = None) -> list[str]:
     """Language code for each text."""
     return [identify_language(text, candidates)[0] for text in texts]

@@ -1,0 +1,93 @@
+"""The n-gram language identifier: trained on labelled text, restricted to candidates, saved and loaded exactly,
+trained once per data root into the cache, and never trained on the rows it is measured on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from polyembed.errors import PolyembedError
+from polyembed.models.ngram_langid import (
+    LabelledText,
+    NgramIdentifier,
+    labelled_text,
+    ngram_identifier,
+    training_text,
+)
+from tests.helpers import write_lines
+
+HAUSA = ["Gwamnatin tarayya ta ce za ta gina sababbin makarantu a jihohin arewa.",
+         "Yara sun tafi makaranta da safe domin su koyi karatu da rubutu.",
+         "Manoma suna bukatar ruwan sama domin amfanin gona ya yi kyau.",
+         "Shugaban kasa ya gana da wakilan kungiyoyin kwadago a Abuja."]
+SWAHILI = ["Serikali imesema itajenga shule mpya katika mikoa ya kaskazini.",
+           "Watoto walikwenda shuleni asubuhi ili kujifunza kusoma na kuandika.",
+           "Wakulima wanahitaji mvua ili mazao yao yastawi vizuri.",
+           "Rais alikutana na wawakilishi wa vyama vya wafanyakazi jijini Dodoma."]
+ENGLISH = ["The federal government says it will build new schools in the northern states.",
+           "The children went to school in the morning to learn to read and write.",
+           "Farmers need rain so that their crops grow well.",
+           "The president met representatives of the labour unions in the capital."]
+
+
+def _fitted() -> NgramIdentifier:
+    items = [LabelledText("ha", "tico19", "long", HAUSA[:3]), LabelledText("sw", "tico19", "long", SWAHILI[:3]),
+             LabelledText("en", "tico19", "long", ENGLISH[:3])]
+    return NgramIdentifier.fit(items)
+
+
+def test_it_identifies_held_out_sentences_and_respects_candidates() -> None:
+    identifier = _fitted()
+    held_out = [HAUSA[3], SWAHILI[3], ENGLISH[3]]
+    assert identifier.identify(held_out) == ["ha", "sw", "en"]
+    assert identifier.identify(held_out, candidates=["sw", "en"])[1:] == ["sw", "en"]
+    assert set(identifier.identify(held_out, candidates=["sw", "en"])) <= {"sw", "en"}
+    assert identifier.identify([]) == []
+    assert identifier.sources == {"tico19": "CC0"}
+    with pytest.raises(PolyembedError, match="knows none of fr, de"):
+        identifier.identify(held_out, candidates=["fr", "de"])
+
+
+def test_save_and_load_give_the_same_answers(tmp_path: Path) -> None:
+    identifier = _fitted()
+    identifier.save(tmp_path / "lid")
+    loaded = NgramIdentifier.load(tmp_path / "lid")
+    texts = HAUSA + SWAHILI + ENGLISH
+    assert loaded.languages == identifier.languages
+    assert loaded.identify(texts) == identifier.identify(texts)
+    _, before = identifier.scores(texts)
+    _, after = loaded.scores(texts)
+    np.testing.assert_allclose(after, before, rtol=1e-2)  # float16 storage
+
+
+def test_the_identifier_trains_once_per_data_root_into_the_cache(tmp_path: Path, offline_cache: Path) -> None:
+    root = tmp_path / "data"
+    for code, lines in (("ha", HAUSA), ("sw", SWAHILI)):
+        write_lines(root / "tico19-test" / f"en-{code}" / f"tico19-test.{code}", lines * 2)
+        write_lines(root / "tico19-test" / f"en-{code}" / "tico19-test.en", ENGLISH * 2)
+    ngram_identifier.cache_clear()
+    first = ngram_identifier(str(root))
+    assert first is not None and first.languages == ["en", "ha", "sw"]
+    stored = list((offline_cache / "langid").glob("ngram-*.npz"))
+    assert len(stored) == 1 and stored[0].with_suffix(".json").is_file()
+    ngram_identifier.cache_clear()
+    loaded = ngram_identifier(str(root))  # from the cache this time
+    assert loaded is not None and loaded.identify([HAUSA[0], SWAHILI[0]]) == ["ha", "sw"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert ngram_identifier(str(empty)) is None  # no source present: callers fall back to langid.py
+    ngram_identifier.cache_clear()
+
+
+def test_held_out_rows_are_never_training_rows(shared_data: Path) -> None:
+    test = labelled_text("test", shared_data)
+    assert {"ha", "ig", "yo", "kk", "ky", "uz", "tt", "tk", "en"} <= {item.language for item in test}
+    assert {item.length for item in test} == {"short", "long"}
+    held_out = {text for item in test for text in item.texts}
+    train = training_text(shared_data)
+    assert sum(len(item.texts) for item in train) > 3 * len(held_out)
+    assert not any(text in held_out for item in train for text in item.texts)
+    raw = {text for item in labelled_text("train", shared_data) for text in item.texts}
+    assert raw & held_out  # what training_text removes: sentences the sets share (Tatoeba repeats some)
