@@ -163,3 +163,31 @@ def write_lines(path: Path, lines: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return path
+
+
+PLAIN_LOAD_SCRIPT = """
+import json, sys
+from sentence_transformers import SentenceTransformer
+model = SentenceTransformer(sys.argv[1], device="cpu")
+vectors = model.encode(json.loads(sys.argv[2]), convert_to_numpy=True).tolist()
+imported = sorted(name for name in sys.modules if name.startswith("polyembed"))
+json.dump({"vectors": vectors, "imported": imported}, open(sys.argv[3], "w"))
+"""
+
+
+def assert_plain_sentence_transformers_loads(folder: str | Path, scratch: Path, sentences: list[str]) -> None:
+    """Issue 38's acceptance for a saved model: `SentenceTransformer(folder)` in a process that never imports
+    polyembed gives the embeddings `polyembed.load_model(folder)` gives (max abs difference <= 1e-5)."""
+    import json
+
+    import numpy as np
+
+    from polyembed.models.loading import load_model
+
+    out = scratch / "plain-vectors.json"
+    subprocess.run([sys.executable, "-c", PLAIN_LOAD_SCRIPT, str(folder), json.dumps(sentences), str(out)],
+                   check=True, cwd=scratch, env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True)
+    plain = json.loads(out.read_text(encoding="utf-8"))
+    assert plain["imported"] == []
+    ours = load_model(str(folder)).encode(sentences)
+    assert np.abs(np.array(plain["vectors"]) - ours).max() <= 1e-5

@@ -388,6 +388,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-request-tokens-0", ["serve", "--max-request-tokens", "0"], "--max-request-tokens"),
     ("serve-max-body-bytes-0", ["serve", "--max-body-bytes", "0"], "--max-body-bytes"),
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
+    ("serve-max-queue-seconds-0", ["serve", "--max-queue-seconds", "0"], "--max-queue-seconds"),
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
     ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),

@@ -63,10 +63,7 @@ def test_save_and_load_give_the_same_answers(tmp_path: Path) -> None:
 
 
 def test_the_identifier_trains_once_per_data_root_into_the_cache(tmp_path: Path, offline_cache: Path) -> None:
-    root = tmp_path / "data"
-    for code, lines in (("ha", HAUSA), ("sw", SWAHILI)):
-        write_lines(root / "tico19-test" / f"en-{code}" / f"tico19-test.{code}", lines * 2)
-        write_lines(root / "tico19-test" / f"en-{code}" / "tico19-test.en", ENGLISH * 2)
+    root = _tiny_root(tmp_path / "data")
     ngram_identifier.cache_clear()
     first = ngram_identifier(str(root))
     assert first is not None and first.languages == ["en", "ha", "sw"]
@@ -87,7 +84,40 @@ def test_held_out_rows_are_never_training_rows(shared_data: Path) -> None:
     assert {item.length for item in test} == {"short", "long"}
     held_out = {text for item in test for text in item.texts}
     train = training_text(shared_data)
-    assert sum(len(item.texts) for item in train) > 3 * len(held_out)
+    assert sum(len(item.texts) for item in train) > len(held_out)
     assert not any(text in held_out for item in train for text in item.texts)
     raw = {text for item in labelled_text("train", shared_data) for text in item.texts}
     assert raw & held_out  # what training_text removes: sentences the sets share (Tatoeba repeats some)
+
+
+def _tiny_root(root: Path) -> Path:
+    for code, lines in (("ha", HAUSA), ("sw", SWAHILI)):
+        write_lines(root / "tico19-test" / f"en-{code}" / f"tico19-test.{code}", lines * 2)
+        write_lines(root / "tico19-test" / f"en-{code}" / "tico19-test.en", ENGLISH * 2)
+    return root
+
+
+def test_routing_uses_the_ngram_identifier_for_languages_langid_lacks(tmp_path: Path, offline_cache: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from polyembed.models.langid import identify_among, identify_languages, langid_languages
+
+    assert "ha" not in langid_languages()
+    monkeypatch.setenv("POLYEMBED_DATA", str(_tiny_root(tmp_path / "data")))
+    ngram_identifier.cache_clear()
+    try:
+        texts = [HAUSA[3], ENGLISH[3], SWAHILI[3]]
+        assert identify_among(texts, ["en", "ha", "sw"], "bundle") == ["ha", "en", "sw"]
+        # a candidate the n-gram identifier lacks: langid.py, which knows all three
+        assert identify_languages(["Der Zug hat heute leider Verspätung."], ["de", "en", "sw"]) == ["de"]
+    finally:
+        ngram_identifier.cache_clear()
+
+
+def test_without_a_data_root_langid_answers_and_an_unknown_set_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from polyembed.models import ngram_langid
+    from polyembed.models.langid import identify_among, identify_languages
+
+    monkeypatch.setattr(ngram_langid, "ngram_identifier", lambda root=None: None)
+    assert identify_languages(["Guten Morgen, wie geht es dir heute?"], ["de", "en", "ha"]) == ["de"]
+    with pytest.raises(PolyembedError, match="bundle: the language identifier knows none of ha, yo"):
+        identify_among(["Sannu"], ["ha", "yo"], "bundle")

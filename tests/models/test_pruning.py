@@ -62,6 +62,9 @@ def test_pruned_tiny_model_embeds_the_corpus_identically(tmp_path: Path, kind: s
     report = PruningReport.load(out)
     tokenizer = pruned[0].tokenizer
     assert report.kept_tokens == len(tokenizer) < original_size
+    card = (out / "README.md").read_text(encoding="utf-8")  # the model card (issue 38)
+    assert f"base_model: {report.source}" in card and "polyembed-pruned-vocabulary" in card
+    assert f"| tokens kept | {report.kept_tokens:,} of {report.original_tokens:,} |" in card
     assert report.original_tokens == original_size and report.corpus_sentences == len(CORPUS)
     assert pruned[0].auto_model.get_input_embeddings().weight.shape[0] == report.kept_tokens
     assert report.parameters_after < report.parameters_before

@@ -430,6 +430,9 @@ def test_per_language_mode_trains_one_tokenizer_per_language(minilm, corpus, tmp
         vocabularies[code] = set(loaded[0].tokenizer.get_vocab())
         assert loaded.encode(["the dog sees a house."]).shape == (1, 384)
         assert json.loads((out / code / REPORT_FILE).read_text())["copied"] == reports[code].copied
+        card = (out / code / "README.md").read_text(encoding="utf-8")  # the model card (issue 38)
+        assert f"- {code}" in card.split("---")[1] and f"| language | {code} |" in card
+        assert f"| copied / interpolated / random rows | {reports[code].copied:,} /" in card
     assert "blorfen" in vocabularies["de"] and "blorfen" not in vocabularies["zu"]  # each its own text only
     assert "ngolo" in vocabularies["zu"] and "ngolo" not in vocabularies["de"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["langs"]

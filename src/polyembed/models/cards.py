@@ -82,3 +82,17 @@ def export_card_text(name: str, settings: dict[str, Any], files: dict[str, str])
              f'fp32 = polyembed.load_model("{name}/model.onnx")', 'vectors = model.encode(["Hello, world!"])', "```",
              ""]
     return "\n".join(lines)
+
+
+def derived_card_text(name: str, what: str, source: str, facts: dict[str, Any], report_file: str,
+                      languages: Sequence[str] = (), tags: Sequence[str] = ()) -> str:
+    """The card of a model made from another without training (a pruned vocabulary, a transferred one): what
+    was done, the figures of its report, and that it is a plain sentence-transformers folder."""
+    lines = [*front_matter(source, languages, tags), f"# {name}: {what} of {source}", "",
+             f"Written by polyembed; the full report is `{report_file}`.", "",
+             "| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in facts.items()), "",
+             "## Usage", "", "A plain sentence-transformers folder (the prompts of the source model are kept):", "",
+             "```python", "from sentence_transformers import SentenceTransformer", "",
+             f'model = SentenceTransformer("{name}")', 'vectors = model.encode(["Hello, world!"])', "```", "",
+             "or `polyembed.load_model(...)`, which adds routing and the toolkit's evaluation.", ""]
+    return "\n".join(lines)

@@ -1,4 +1,11 @@
-"""Language identification behind one small interface (langid.py), used wherever a language is not given."""
+"""Language identification behind one small interface, used wherever a language is not given.
+
+Two identifiers: langid.py (97 languages, shipped with its model) and the character n-gram identifier trained
+on the data layer (`models/ngram_langid.py`: 118 languages, among them Hausa, Igbo, Yoruba, Tatar, Turkmen and
+Uzbek, which langid.py lacks). `identify_languages` uses the n-gram identifier where a data root
+holds its sources and it knows every candidate, langid.py otherwise; docs/benchmarks.md ("Language
+identification") measures both per language.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +40,27 @@ def langid_identify(texts: Sequence[str], candidates: Sequence[str] | None = Non
 
 
 def identify_languages(texts: Sequence[str], candidates: Sequence[str] | None = None) -> list[str]:
-    """Language code for each text."""
-    return [identify_language(text, candidates)[0] for text in texts]
+    """Language code for each text (among `candidates` when given): the n-gram identifier where there is one
+    for the data root and it knows every candidate; else langid.py where it knows every candidate; else the one
+    that knows more of them (a candidate neither knows is never answered)."""
+    from polyembed.models.ngram_langid import ngram_identifier
+
+    ngram = ngram_identifier()
+    if ngram is not None and (not candidates or all(ngram.knows(code) for code in candidates)):
+        return ngram.identify(texts, candidates)
+    if ngram is None or not candidates:
+        return langid_identify(texts, candidates)
+    by_langid = sum(code in langid_languages() for code in candidates)
+    by_ngram = sum(ngram.knows(code) for code in candidates)
+    return ngram.identify(texts, candidates) if by_ngram > by_langid else langid_identify(texts, candidates)
+
+
+def known_languages() -> frozenset[str]:
+    """The codes `identify_languages` can answer on this machine."""
+    from polyembed.models.ngram_langid import ngram_identifier
+
+    ngram = ngram_identifier()
+    return langid_languages() | frozenset(ngram.languages if ngram is not None else ())
 
 
 def langid_languages() -> frozenset[str]:
@@ -43,11 +69,11 @@ def langid_languages() -> frozenset[str]:
 
 
 def identify_among(texts: Sequence[str], languages: Sequence[str], model_name: str) -> list[str]:
-    """Language of each text among a language-routed model's `languages` (those langid knows); a clear error
-    naming the model when langid knows none of them."""
+    """Language of each text among a language-routed model's `languages` (those an identifier knows); a clear
+    error naming the model when none knows any of them."""
     from polyembed.errors import PolyembedError
 
-    candidates = [code for code in languages if code in langid_languages()]
+    candidates = [code for code in languages if code in known_languages()]
     if not candidates:
         raise PolyembedError(
             f"{model_name}: the language identifier knows none of {', '.join(languages)}; pass language=..."

@@ -26,6 +26,7 @@ from typing import Any
 
 from polyembed.data.io import read_text
 from polyembed.errors import PolyembedError
+from polyembed.models.cards import CARD_FILE, derived_card_text
 from polyembed.models.saving import check_model_output_dir, save_model_atomically
 from polyembed.models.tokenizer_surgery import (
     CONFIG_TOKEN_IDS,
@@ -242,7 +243,16 @@ def prune_vocabulary(
         parameters_after=_parameter_count(pruned),
         source=source,
     )
-    save_model_atomically(pruned, output_dir, {REPORT_FILE: json.dumps(asdict(report), indent=2) + "\n"})
+    card = derived_card_text(
+        Path(output_dir).name, "a pruned vocabulary", source,
+        {"tokens kept": f"{report.kept_tokens:,} of {report.original_tokens:,}",
+         "corpus sentences": f"{report.corpus_sentences:,}",
+         "parameters": f"{report.parameters_before:,} -> {report.parameters_after:,}",
+         "embeddings": "the kept tokens' rows of the source model, unchanged (a token the corpus never produced "
+                       "is encoded as unknown)"},
+        REPORT_FILE, tags=["polyembed-pruned-vocabulary"])
+    save_model_atomically(pruned, output_dir, {REPORT_FILE: json.dumps(asdict(report), indent=2) + "\n",
+                                               CARD_FILE: card})
     if verbose:
         logger.info(
             f"pruned vocabulary: kept {report.kept_tokens:,} of {report.original_tokens:,} tokens; "

@@ -9,7 +9,8 @@ other are encoded together, up to `max_batch_size` sentences, on one worker thre
 batch the sentences are sorted by length and split so that no model call pads beyond `max_batch_tokens` (one
 long input does not make 63 short ones pay its length). Bad input is a 4xx with OpenAI's error body
 (`{"error": {"message", "type", "param", "code"}}`), never a 500; a request over the body or token cap is a 413,
-and beyond `max_concurrent_requests` a 429 with Retry-After. A request whose client disconnects before its batch
+and beyond `max_concurrent_requests` or `max_queue_seconds` of queued work a 429 with Retry-After
+(`serve/admission.py`). A request whose client disconnects before its batch
 is encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
 """
 
@@ -19,12 +20,15 @@ import asyncio
 import base64
 import contextlib
 import copy
+import math
+import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -36,6 +40,7 @@ from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import as_encoder
+from polyembed.serve.admission import AdmissionMiddleware, WorkQueue, error_body, queue_message
 from polyembed.serve.metrics import ServerMetrics
 
 
@@ -58,6 +63,10 @@ class ServerLimits(Options):
     max_concurrent_requests: int = option(
         256, "Requests accepted at once (waiting or encoding); more get a 429 with Retry-After, so a client can tell "
         "overload from a hang.", minimum=1)
+    max_queue_seconds: float = option(
+        1.0, "Longest estimated wait behind the queued work (queued tokens / the tokens per second the model has "
+        "been encoding) at which a request is still accepted; beyond it a 429 with Retry-After. It bounds the "
+        "latency of accepted requests under overload, whatever their size.", minimum=0.01, maximum=3600)
 
 
 class EmbeddingRequest(BaseModel):
@@ -83,10 +92,6 @@ class RequestError(Exception):
 
 
 WARM_UP_SENTENCE = "polyembed is ready."
-
-
-def _error_body(message: str, param: str | None = None, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
 
 
 @dataclass
@@ -121,6 +126,7 @@ class EmbeddingBatcher:
     def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0,
                  max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None) -> None:
         self.encoder = as_encoder(encoder)
+        self.work = WorkQueue()
         self.max_batch_size = max_batch_size
         self.max_batch_tokens = max_batch_tokens
         self.max_wait = max_wait_ms / 1000
@@ -152,6 +158,7 @@ class EmbeddingBatcher:
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         lengths = tokens if tokens is not None else [max(len(sentence.split()), len(sentence) // 3) + 2
                                                      for sentence in sentences]  # text without spaces too
+        self.work.add(sum(lengths))
         await self._queue.put(_Job(sentences, languages, lengths, future))
         self.metrics.queue_depth.set(self._queue.qsize())
         return await future
@@ -176,8 +183,11 @@ class EmbeddingBatcher:
             self.metrics.queue_depth.set(self._queue.qsize())
             live = [job for job in jobs if not job.future.done()]  # a cancelled job's client has gone
             self.metrics.cancelled.inc(len(jobs) - len(live))
-            if live:
-                await self._answer(live)
+            try:
+                if live:
+                    await self._answer(live)
+            finally:
+                self.work.done(sum(sum(job.tokens) for job in jobs))
 
     async def _answer(self, jobs: list[_Job]) -> None:
         """Encode `jobs` together; when that fails, each job again on its own, so a request that breaks the
@@ -209,9 +219,12 @@ class EmbeddingBatcher:
         rows: np.ndarray | None = None
         metrics = self.metrics
         for chunk in token_budget_chunks(lengths, self.max_batch_tokens, self.max_batch_size):
-            with metrics.encode_seconds.time():
-                vectors = self.encoder.encode([sentences[row] for row in chunk], [languages[row] for row in chunk],
-                                              batch_size=len(chunk), normalize=True)
+            started = time.perf_counter()
+            vectors = self.encoder.encode([sentences[row] for row in chunk], [languages[row] for row in chunk],
+                                          batch_size=len(chunk), normalize=True)
+            seconds = time.perf_counter() - started
+            metrics.encode_seconds.observe(seconds)
+            self.work.measured(sum(lengths[row] for row in chunk), seconds)
             if rows is None:
                 rows = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
             rows[chunk] = vectors
@@ -307,6 +320,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     limits = limits or ServerLimits()
     metrics = ServerMetrics()
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics)
+    metrics.queue_wait.set_function(batcher.work.wait_seconds)
     counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
     # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
     # thread switches truncation while the other tokenizes.
@@ -316,6 +330,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await batcher.start()
         await batcher.embed([WARM_UP_SENTENCE], [None])  # the first encode loads lazily built parts
+        batcher.work.tokens_per_second = None  # ... and is no measure of the model's speed
         app.state.ready = True
         try:
             yield
@@ -327,26 +342,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     app = FastAPI(title="polyembed embeddings", lifespan=lifespan)
     app.state.batcher, app.state.metrics, app.state.ready, app.state.in_flight = batcher, metrics, False, 0
 
-    @app.middleware("http")
-    async def body_size(request: Request, call_next: Any) -> Any:
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limits.max_body_bytes:
-            return JSONResponse(_error_body(f"the request body has {int(declared):,} bytes; at most "
-                                            f"{limits.max_body_bytes:,}"), status_code=413)
-        return await call_next(request)
-
-    @app.middleware("http")  # registered last, so outermost: it also sees body_size's 413s
-    async def count_requests(request: Request, call_next: Any) -> Any:
-        if not request.url.path.endswith("/v1/embeddings"):
-            return await call_next(request)
-        with metrics.request_seconds.time():
-            try:
-                response = await call_next(request)
-            except Exception:  # becomes the JSON 500 further out (ServerErrorMiddleware)
-                metrics.requests.labels(status="500").inc()
-                raise
-        metrics.requests.labels(status=str(response.status_code)).inc()
-        return response
+    app.add_middleware(AdmissionMiddleware, limits=limits, metrics=metrics, work=batcher.work, state=app.state)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -358,20 +354,20 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
             message = f"the request body must be a JSON object ({first.get('msg', 'invalid')})"
         else:
             message = f"'{'.'.join(where)}': {first.get('msg', 'invalid value')}"
-        return JSONResponse(_error_body(message, where[0] if where else None), status_code=400)
+        return JSONResponse(error_body(message, where[0] if where else None), status_code=400)
 
     @app.exception_handler(RequestError)
     async def refused(_: Request, err: RequestError) -> JSONResponse:
-        return JSONResponse(_error_body(err.message, err.param), status_code=err.status, headers=err.headers)
+        return JSONResponse(error_body(err.message, err.param), status_code=err.status, headers=err.headers)
 
     @app.exception_handler(Exception)
     async def failed(_: Request, err: Exception) -> JSONResponse:  # still OpenAI's error body, never plain text
-        return JSONResponse(_error_body(f"the server failed to encode this request ({type(err).__name__})",
+        return JSONResponse(error_body(f"the server failed to encode this request ({type(err).__name__})",
                                         kind="server_error"), status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, err: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(_error_body(str(err.detail)), status_code=err.status_code)
+        return JSONResponse(error_body(str(err.detail)), status_code=err.status_code)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -395,39 +391,33 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         return {"object": "list", "data": [{"id": encoder.name, "object": "model", "owned_by": "polyembed"}]}
 
     @app.post("/v1/embeddings")
-    async def embeddings(body: EmbeddingRequest, request: Request) -> dict[str, Any]:
-        if app.state.in_flight >= limits.max_concurrent_requests:
-            raise RequestError(f"the server is at its limit of {limits.max_concurrent_requests} concurrent requests; "
-                               "retry shortly", status=429, headers={"Retry-After": "1"})
+    async def embeddings(body: EmbeddingRequest, request: Request) -> Response:
         sentences, languages = _check_request(body, encoder, limits)
-        app.state.in_flight += 1
-        metrics.in_flight.inc()
-        try:  # tokenizing a large request must not stall the event loop
-            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
-            tokens = sum(counts) if counts is not None else 0
-            if tokens > limits.max_request_tokens:
-                raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
-                                   "request", "input", status=413)
-            vectors = await _unless_disconnected(batcher.embed(sentences, languages, counts), request)
-        finally:
-            app.state.in_flight -= 1
-            metrics.in_flight.dec()
+        # tokenizing a large request must not stall the event loop
+        counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
+        tokens = sum(counts) if counts is not None else 0
+        if tokens > limits.max_request_tokens:
+            raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
+                               "request", "input", status=413)
+        wait = batcher.work.wait_seconds(tokens)
+        if batcher.work.pending_tokens and wait > limits.max_queue_seconds:  # an idle server takes any size
+            raise RequestError(queue_message(wait, limits.max_queue_seconds), status=429,
+                               headers={"Retry-After": str(max(1, math.ceil(wait - limits.max_queue_seconds)))})
+        vectors = await _unless_disconnected(batcher.embed(sentences, languages, counts), request)
         data = [
             {
                 "object": "embedding",
                 "index": index,
                 "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
                 if body.encoding_format == "base64"
-                else vector.tolist(),
+                else vector,
             }
             for index, vector in enumerate(vectors)
         ]
-        return {
-            "object": "list",
-            "data": data,
-            "model": body.model or encoder.name,
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        }
+        # serialised here, numpy rows as they are: FastAPI's own encoder walks every float in Python
+        return Response(orjson.dumps({"object": "list", "data": data, "model": body.model or encoder.name,
+                                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
+                                     option=orjson.OPT_SERIALIZE_NUMPY), media_type="application/json")
 
     return app
 

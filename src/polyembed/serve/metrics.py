@@ -30,6 +30,9 @@ class ServerMetrics:
                                          buckets=LATENCY_BUCKETS, registry=registry)
         self.in_flight = Gauge("polyembed_requests_in_flight", "Embedding requests accepted and not yet answered.",
                                registry=registry)
+        self.queue_wait = Gauge("polyembed_queue_wait_seconds",
+                                "Estimated wait behind the queued work: queued tokens / recent tokens per second.",
+                                registry=registry)
         self.queue_depth = Gauge("polyembed_queue_depth", "Requests waiting for a batch (not yet encoding).",
                                  registry=registry)
         self.batch_sentences = Histogram("polyembed_batch_size_sentences",

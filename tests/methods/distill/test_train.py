@@ -17,7 +17,13 @@ from polyembed.config import build_config
 from polyembed.errors import DataError, PolyembedError, UnknownLanguageError
 from polyembed.methods.distill.config import DistillConfig
 from polyembed.methods.distill.train import fit_projection, prepare_data, train_distill
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
+from tests.helpers import (
+    PAIRS,
+    assert_plain_sentence_transformers_loads,
+    kill_after,
+    tiny_sentence_transformer,
+    train_in_subprocess,
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +87,7 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert summary["max_seq_length"] == {"training": min(128, model.tokenizer.model_max_length), "saved": own,
                                          "saved_from": "starting model"}
     assert model.encode(["the cat sees the sea"]).shape == (1, 32)
+    assert_plain_sentence_transformers_loads(result.model_dir, tmp_path, ["the cat sees the sea", "die Katze"])
     # Training pulled the translations towards the teacher: their dev MSE beats the projection-only start by
     # far. (Not the MSE of both terms: the English term starts at the projection's least-squares optimum and
     # rises in the first steps of these tiny random models, so their sum can go either way after 8 steps.)

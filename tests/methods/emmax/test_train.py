@@ -10,7 +10,7 @@ import pytest
 
 from polyembed.errors import DataError, PolyembedError
 from polyembed.methods.base.registry import train
-from tests.helpers import PAIRS, tiny_sentence_transformer
+from tests.helpers import PAIRS, assert_plain_sentence_transformers_loads, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def _em_bitext(tiny: dict[str, Path], out: Path, **extra: object) -> dict[str, o
             "output_dir": str(out), **extra}
 
 
-def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny) -> None:
+def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny, tmp_path: Path) -> None:
     result = tiny["warmup_result"]
     assert result["steps"] == 12
     assert (tiny["warmup"] / "emmax_classifier.json").is_file()
@@ -72,6 +72,7 @@ def test_warmup_trains_the_classifier_and_saves_it_with_the_model(tiny) -> None:
     trained = load_file(str(tiny["warmup"] / "emmax_classifier.safetensors"))
     initial = GaussianRankClassifier(32, 4).state_dict()
     assert not trained["log_std"].equal(initial["log_std"])  # the classifier's own learning rate moved it
+    assert_plain_sentence_transformers_loads(tiny["warmup"], tmp_path, [de for _, de in PAIRS[:3]])
 
 
 def test_em_phase_reads_text_files_and_reports_rank_shares(tiny, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.registry import train
-from tests.helpers import PAIRS, tiny_sentence_transformer
+from tests.helpers import PAIRS, assert_plain_sentence_transformers_loads, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,7 @@ def test_all_three_objectives_train_and_the_head_is_checkpointed(tiny, tmp_path:
     assert result.details["links_per_pair"] >= 1
     assert (tmp_path / "run" / "checkpoints" / "checkpoint-6" / "mlm_head.safetensors").is_file()
     assert list((tmp_path / "cache" / "alignments").glob("*/store.sqlite"))  # aligned once, kept
+    assert_plain_sentence_transformers_loads(result.model_dir, tmp_path, [en for en, _ in PAIRS[:3]])
 
 
 def test_translation_ranking_alone_needs_no_alignment(tiny, tmp_path: Path) -> None:

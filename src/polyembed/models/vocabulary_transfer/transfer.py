@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 from polyembed.languages import require_known_language
+from polyembed.models.cards import CARD_FILE, derived_card_text
 from polyembed.models.saving import LANGUAGE_MODELS_INDEX, check_model_output_dir, save_model_atomically
 from polyembed.models.tokenizer_surgery import (
     CONFIG_TOKEN_IDS,
@@ -138,7 +139,7 @@ def transfer_vocabulary(
         **focus_options,
     )
     report.source = source
-    save_model_atomically(swapped, output_dir, {REPORT_FILE: _report_text(report)})
+    save_model_atomically(swapped, output_dir, _files(report, Path(output_dir)))
     if verbose:
         logger.info(report.summary())
         logger.info(f"saved to {output_dir}")
@@ -182,7 +183,7 @@ def transfer_vocabulary_per_language(
                 logger.info(f"[{code}] {len(texts):,} sentences")
             swapped, report = _transferred_model(st_model, texts, vocab_size=vocab_size, verbose=verbose, **options)
             report.source = source
-            save_model_atomically(swapped, staging / code, {REPORT_FILE: _report_text(report)})
+            save_model_atomically(swapped, staging / code, _files(report, Path(output_dir) / code, code))
             reports[code] = report
             if verbose:
                 logger.info(report.summary())
@@ -198,6 +199,20 @@ def transfer_vocabulary_per_language(
 
 def _report_text(report: TransferReport) -> str:
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _files(report: TransferReport, folder: Path, language: str | None = None) -> dict[str, str]:
+    """The report and the model card that go into the saved folder."""
+    card = derived_card_text(
+        folder.name, "a new vocabulary with FOCUS-initialised embeddings", report.source,
+        {"language": language or "the corpus's", "tokens": f"{report.source_vocab_size:,} -> "
+         f"{report.target_vocab_size:,}", "copied / interpolated / random rows":
+         f"{report.copied:,} / {report.interpolated:,} / {report.random:,}",
+         "corpus": f"{report.corpus_sentences:,} sentences, {report.corpus_tokens:,} tokens",
+         "auxiliary space": report.auxiliary,
+         "training": "none yet: FOCUS gives a start; continued training (MLM, distillation) reaches full quality"},
+        REPORT_FILE, languages=[language] if language else [], tags=["polyembed-vocabulary-transfer"])
+    return {REPORT_FILE: _report_text(report), CARD_FILE: card}
 
 
 def _transferred_model(

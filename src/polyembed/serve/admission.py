@@ -1,0 +1,129 @@
+"""Admission control of the embedding server: refuse early and cheaply what cannot be served in time.
+
+Why a raw ASGI middleware: past saturation most requests must be refused, and a refusal that goes through
+FastAPI (body read, JSON and pydantic parsing, an exception handler) costs about as much event-loop time as a
+request served, on the same core the model needs: the server then answers fewer requests the more it is
+offered. Here a refusal is decided from the headers and the batcher's state alone and written as a prepared
+response, before the body is read.
+
+Two limits: `max_concurrent_requests` (requests accepted at once) and `max_queue_seconds`, the wait a new
+request would have behind the work already queued (queued tokens / the tokens per second the model has been
+encoding). The second bounds the latency of what is accepted whatever the request sizes, so a server recovers
+from overload within about that time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from polyembed.serve.metrics import ServerMetrics
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def error_body(message: str, param: str | None = None, kind: str = "invalid_request_error") -> dict[str, Any]:
+    """OpenAI's error body, which every 4xx and 5xx of the server carries."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+class WorkQueue:
+    """The batcher's queued work in tokens, and the model's measured speed: the wait a new request would have."""
+
+    def __init__(self) -> None:
+        self.pending_tokens = 0
+        self.tokens_per_second: float | None = None
+
+    def add(self, tokens: int) -> None:
+        self.pending_tokens += tokens
+
+    def done(self, tokens: int) -> None:
+        self.pending_tokens = max(0, self.pending_tokens - tokens)
+
+    def measured(self, tokens: int, seconds: float) -> None:
+        """One model call's tokens and time: a moving average, so a changed load shows within a few batches."""
+        if seconds <= 0 or tokens <= 0:
+            return
+        rate = tokens / seconds
+        self.tokens_per_second = rate if self.tokens_per_second is None else 0.8 * self.tokens_per_second + 0.2 * rate
+
+    def wait_seconds(self, extra_tokens: int = 0) -> float:
+        """Estimated seconds until `extra_tokens` more would be encoded; 0 before any measurement."""
+        if not self.tokens_per_second:
+            return 0.0
+        return (self.pending_tokens + extra_tokens) / self.tokens_per_second
+
+
+class AdmissionMiddleware:
+    """Outermost layer of `POST .../v1/embeddings`: the 413 of a declared body over `max_body_bytes`, the 429
+    (with Retry-After) beyond the concurrency or queue-time limit, the in-flight count, and the per-status
+    request counter and latency histogram (so refusals and 500s are counted like answers)."""
+
+    def __init__(self, app: ASGIApp, *, limits: Any, metrics: ServerMetrics, work: WorkQueue,
+                 state: Any) -> None:
+        self.app, self.limits, self.metrics, self.work, self.state = app, limits, metrics, work, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].endswith("/v1/embeddings"):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await _respond(send, *refusal)
+            self._count(refusal[0], started)
+            return
+        status = 500
+        self.state.in_flight += 1
+        self.metrics.in_flight.inc()
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:  # an exception here becomes the JSON 500 further out
+            self.state.in_flight -= 1
+            self.metrics.in_flight.dec()
+            self._count(status, started)
+
+    def _refusal(self, scope: Scope) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+        limits = self.limits
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > limits.max_body_bytes:
+                return 413, error_body(f"the request body has {int(value):,} bytes; at most "
+                                       f"{limits.max_body_bytes:,}"), {}
+        if self.state.in_flight >= limits.max_concurrent_requests:
+            return 429, error_body(f"the server is at its limit of {limits.max_concurrent_requests} concurrent "
+                                   "requests; retry shortly"), {"retry-after": "1"}
+        wait = self.work.wait_seconds()
+        if self.work.pending_tokens and wait > limits.max_queue_seconds:
+            return 429, error_body(queue_message(wait, limits.max_queue_seconds)), {
+                "retry-after": str(max(1, math.ceil(wait - limits.max_queue_seconds)))}
+        return None
+
+    def _count(self, status: int, started: float) -> None:
+        self.metrics.requests.labels(status=str(status)).inc()
+        self.metrics.request_seconds.observe(time.perf_counter() - started)
+
+
+def queue_message(wait: float, limit: float) -> str:
+    return (f"the server's queue holds about {wait:.1f} s of work, over its limit of {limit:g} s; retry shortly")
+
+
+async def _respond(send: Send, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+    payload = json.dumps(body).encode("utf-8")
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+           *((name.encode(), value.encode()) for name, value in headers.items())]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})

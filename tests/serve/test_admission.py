@@ -1,0 +1,65 @@
+"""Admission control: the queue's wait estimate, and 429s decided from queued work before the body is parsed."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+
+import polyembed
+from polyembed.serve import ServerLimits, create_app
+from polyembed.serve.admission import WorkQueue
+from tests.helpers import tiny_sentence_transformer
+
+
+def test_the_wait_is_queued_tokens_over_the_measured_speed() -> None:
+    work = WorkQueue()
+    work.add(500)
+    assert work.wait_seconds() == 0.0  # nothing measured yet: no estimate, no refusal
+    work.measured(1000, 1.0)
+    assert work.wait_seconds() == pytest.approx(0.5) and work.wait_seconds(500) == pytest.approx(1.0)
+    work.measured(3000, 1.0)  # a moving average: one faster batch moves it a fifth of the way
+    assert work.tokens_per_second == pytest.approx(1400)
+    work.measured(0, 0.0)  # nothing to learn from an empty call
+    assert work.tokens_per_second == pytest.approx(1400)
+    work.done(800)
+    assert work.pending_tokens == 0
+
+
+class SlowEncoder:
+    """The tiny encoder, `delay` seconds per encode."""
+
+    dimension = 32
+
+    def __init__(self, inner, delay: float) -> None:
+        self.inner, self.name, self.delay = inner, "slow", delay
+        self.tokenizer = inner.model.tokenizer
+
+    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
+        time.sleep(self.delay)
+        return self.inner.encode(sentences, batch_size=batch_size)
+
+
+def test_a_request_behind_too_much_queued_work_is_429_and_the_queue_empties(tmp_path) -> None:
+    encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
+    slow = SlowEncoder(encoder, delay=0.4)
+    app = create_app(slow, ServerLimits(max_queue_seconds=0.05, max_wait_ms=0))
+    with TestClient(app) as client, ThreadPoolExecutor(4) as pool:
+        assert app.state.batcher.work.tokens_per_second is None  # the warm-up is no measure
+        assert client.post("/v1/embeddings", json={"input": "one two"}).status_code == 200  # measures the speed
+        assert app.state.batcher.work.tokens_per_second is not None
+        responses = list(pool.map(lambda text: client.post("/v1/embeddings", json={"input": text}),
+                                  ["one", "two", "three", "four"]))
+        codes = sorted(response.status_code for response in responses)
+        refused = [response for response in responses if response.status_code == 429]
+        metrics = client.get("/metrics").text
+        after = client.post("/v1/embeddings", json={"input": "again"})
+    assert codes[0] == 200 and refused  # the first is encoded, requests behind it wait too long
+    message = refused[0].json()["error"]["message"]
+    assert "queue holds about" in message and "limit of 0.05 s" in message
+    assert int(refused[0].headers["retry-after"]) >= 1
+    assert after.status_code == 200 and app.state.batcher.work.pending_tokens == 0
+    assert app.state.in_flight == 0
+    assert "polyembed_queue_wait_seconds" in metrics and 'polyembed_requests_total{status="429"}' in metrics
