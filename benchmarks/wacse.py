@@ -209,11 +209,14 @@ def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> No
     for seed in seeds:
         for name in choices:
             key = f"{name}/seed-{seed}"
-            if key in saved["runs"] and saved["runs"][key].get("options") == DEV_CHOICES[name]:
-                continue
+            done = saved["runs"].get(key, {})
+            if (done.get("options"), done.get("steps"), done.get("batch_size")) == (DEV_CHOICES[name], steps,
+                                                                                    batch_size):
+                continue  # a run at other steps or batch size is trained again, never mixed in
             trained = run_stage("wacse", OUT / "dev" / f"seed-{seed}" / name, True, **DEV_CHOICES[name],
                                 max_steps=steps, batch_size=batch_size, seed=seed, keep_checkpoints=False)
-            saved["runs"][key] = {"options": DEV_CHOICES[name], "best": trained.get("best"),
+            saved["runs"][key] = {"options": DEV_CHOICES[name], "steps": steps, "batch_size": batch_size,
+                                  "best": trained.get("best"),
                                   "wall_seconds": trained.get("wall_seconds"), "sts": sts(trained["model_dir"])}
             write_json(path, saved)
     print("\n".join(dev_table(saved)))
@@ -228,7 +231,8 @@ def dev_table(saved: dict[str, Any]) -> list[str]:
     rows: dict[str, dict[str, float | None]] = {}
     cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
     for name in DEV_CHOICES:
-        runs = [run for key, run in saved["runs"].items() if key.split("/")[0] == name]
+        runs = [run for key, run in saved["runs"].items() if key.split("/")[0] == name
+                and run.get("steps", saved.get("steps")) == saved.get("steps")]  # the last run's budget only
         if not runs:
             continue
         rows[name] = {

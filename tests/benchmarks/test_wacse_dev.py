@@ -19,6 +19,7 @@ def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPat
         "defaults/seed-0": {"best": {"eval_dev_mean_accuracy": 0.80}, "sts": sts},
         "defaults/seed-1": {"best": {"eval_dev_mean_accuracy": 0.82}, "sts": sts},
         "cls-pooling/seed-0": {"best": {"eval_dev_mean_accuracy": 0.78}, "sts": better},
+        "cls-pooling/seed-1": {"steps": 100, "best": {"eval_dev_mean_accuracy": 0.5}, "sts": sts},  # other budget
     }}
     table = "\n".join(wacse.dev_table(saved))
     assert "| me5-small (untrained) | - | - | - | 60.00 | 70.00 |" in table
