@@ -14,6 +14,7 @@ from overload within about that time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
@@ -21,6 +22,11 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from polyembed.serve.metrics import ServerMetrics
+
+REFUSAL_PAUSE_S = 0.5
+"""How long a 429 is held before it is sent. Refusing is cheap but not free: closed-loop clients that retry at
+once without backoff (wrk, a naive retry loop) made refusals most of the server's work, and it answered fewer
+requests than with no limit at all. Holding each refusal costs a timer, and caps such a client's retries."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -77,6 +83,8 @@ class AdmissionMiddleware:
         started = time.perf_counter()
         refusal = self._refusal(scope)
         if refusal is not None:
+            if refusal[0] == 429:  # a pause, not work: a client that retries at once cannot flood the loop
+                await asyncio.sleep(min(REFUSAL_PAUSE_S, self.limits.max_queue_seconds))
             await _respond(send, *refusal)
             self._count(refusal[0], started)
             return
