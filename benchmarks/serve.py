@@ -134,20 +134,54 @@ def _infinity_model(model: str, with_onnx: bool) -> str:
     from polyembed.models.onnx_export import FP32_FILE, INT8_FILE
 
     path, _ = resolve_model_path(model)
-    if not with_onnx:
+    modern = "sentence_transformers.base" in (Path(path) / "modules.json").read_text(encoding="utf-8")
+    if not with_onnx and not modern:
         return path
     folder = OUT / "infinity-models" / model
     (folder / "onnx").mkdir(parents=True, exist_ok=True)
+    rewritten = _classic_module_files(Path(path)) if modern else {}
+    replaced = {name.split("/")[0] for name in rewritten}
     for item in Path(path).iterdir():
         link = folder / item.name
-        if not link.exists():
-            link.symlink_to(item.resolve())
+        if item.name in replaced or link.exists() or link.is_symlink():
+            continue
+        link.symlink_to(item.resolve())
+    for name, text in rewritten.items():  # real files: never written through a link into the model itself
+        for part in (folder / name.split("/")[0], folder / name):
+            if part.is_symlink():
+                part.unlink()
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    if not with_onnx:
+        return str(folder)
     export = Path(load_with_backend(model, "onnx").path)
     for source, name in ((FP32_FILE, "model.onnx"), (INT8_FILE, "model_quantized.onnx")):
         link = folder / "onnx" / name
         if not link.exists():
             link.symlink_to(export / source)
     return str(folder)
+
+
+def _classic_module_files(path: Path) -> dict[str, str]:
+    """The module files of a folder saved by sentence-transformers 6, rewritten as sentence-transformers 3 (which
+    Infinity needs) reads them: classic module paths, and each module's config under its old keys. Same weights,
+    same pooling; Infinity applies no prompt either way."""
+    classic = {"Transformer": "sentence_transformers.models.Transformer",
+               "Pooling": "sentence_transformers.models.Pooling",
+               "Normalize": "sentence_transformers.models.Normalize"}
+    modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+    for module in modules:
+        module["type"] = classic[module["type"].rsplit(".", 1)[-1]]
+    pooling = json.loads((path / "1_Pooling" / "config.json").read_text(encoding="utf-8"))
+    mode = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token", "max": "pooling_mode_max_tokens"}
+    tokenizer = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    if tokenizer.get("tokenizer_class") == "TokenizersBackend":  # transformers 5's name for a tokenizer.json
+        tokenizer["tokenizer_class"] = "PreTrainedTokenizerFast"
+    return {"modules.json": json.dumps(modules, indent=2), "tokenizer_config.json": json.dumps(tokenizer),
+            "sentence_bert_config.json": json.dumps({"max_seq_length": 512, "do_lower_case": False}),
+            "1_Pooling/config.json": json.dumps({"word_embedding_dimension": pooling["embedding_dimension"],
+                                                 mode[pooling["pooling_mode"]]: True,
+                                                 "include_prompt": pooling.get("include_prompt", True)})}
 
 
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
