@@ -21,7 +21,7 @@ def _identifier():  # noqa: ANN202 - langid has no types
 
 
 def identify_language(text: str, candidates: Sequence[str] | None = None) -> tuple[str, float]:
-    """ISO 639-1 code and probability for `text`, optionally restricted to `candidates`."""
+    """langid.py's ISO 639-1 code and probability for `text`, optionally restricted to `candidates`."""
     identifier = _identifier()
     if candidates:
         identifier.set_languages(list(candidates))
