@@ -92,13 +92,18 @@ def _per_language(scores: dict[str, float], languages: list[str]) -> dict[str, d
     return out
 
 
-def _routing_accuracy(languages: list[str], rows: int) -> dict[str, float]:
-    """How often the bundle's language identifier (langid restricted to the bundle's languages) names the
-    right language on the evaluation sentences: Tatoeba's non-English side and English side."""
+def _routing_accuracy(languages: list[str], rows: int) -> dict[str, Any]:
+    """How often the bundle's language identifier (restricted to the bundle's languages, as `encode` without a
+    language does) names the right language on Tatoeba rows the n-gram identifier never trains on (every
+    `HELD_OUT_EVERY`-th): the non-English side and the English side. Names the identifier that answered."""
     from polyembed.data.readers.parallel import read_tatoeba
     from polyembed.data.registry import get_dataset
     from polyembed.data.root import data_root
     from polyembed.models.langid import identify_languages
+    from polyembed.models.ngram_langid import HELD_OUT_EVERY, ngram_identifier
+
+    def held_out(texts: list[str]) -> list[str]:
+        return [text for i, text in enumerate(texts) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1][:rows]
 
     folder = data_root(None) / get_dataset("tatoeba").folder
     candidates = [PIVOT, *languages]
@@ -108,13 +113,30 @@ def _routing_accuracy(languages: list[str], rows: int) -> dict[str, float]:
         if not LASER.get(code):
             continue
         pairs = read_tatoeba(folder, LASER[code])
-        sentences = pairs.source[:rows]
-        english += pairs.target[:rows]
+        sentences = held_out(pairs.source)
+        english += held_out(pairs.target)
         found = identify_languages(sentences, candidates)
         accuracy[code] = round(100 * sum(f == code for f in found) / len(sentences), 1)
     found = identify_languages(english, candidates)
     accuracy[PIVOT] = round(100 * sum(f == PIVOT for f in found) / len(english), 1)
-    return accuracy
+    ngram = ngram_identifier()
+    identifier = ("the n-gram identifier" if ngram is not None and all(ngram.knows(c) for c in candidates)
+                  else "langid.py")
+    return {"identifier": identifier, "rows": "held-out Tatoeba rows", "accuracy": accuracy}
+
+
+def _routing_how(seed: dict[str, Any]) -> tuple[str, str]:
+    """(identifier, rows) of a seed's routing measure; runs before 2026-11-26 stored langid.py's on the first
+    Tatoeba rows."""
+    routing = seed["routing_accuracy"]
+    if "identifier" in routing:
+        return routing["identifier"], routing["rows"]
+    return "langid.py", "the first Tatoeba rows"
+
+
+def _routing(seed: dict[str, Any]) -> dict[str, float]:
+    routing = seed["routing_accuracy"]
+    return routing["accuracy"] if "identifier" in routing else routing
 
 
 def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_length: int, max_pairs: int,
@@ -392,8 +414,13 @@ def render() -> None:
                             f"({multi_m[code] - single_m[code]:+.1f})" for code in [PIVOT, *languages])
     else:
         winners = "not measured yet (the Single baselines have not run for every seed)"
-    routing = {code: cell([s["routing_accuracy"].get(code, math.nan) for s in seeds])
-               for code in [PIVOT, *languages]}
+    routing_lines = []
+    for how in dict.fromkeys(_routing_how(s) for s in seeds):  # seeds measured alike share a line
+        alike = [s for s in seeds if _routing_how(s) == how]
+        values = {code: cell([_routing(s).get(code, math.nan) for s in alike]) for code in [PIVOT, *languages]}
+        routing_lines.append(f"Language routing (`encode` without a language: {how[0]} restricted to the "
+                             f"bundle's languages) on {how[1]}, seed {', '.join(str(s['seed']) for s in alike)}: "
+                             + ", ".join(f"{code} {value} %" for code, value in values.items()) + ".")
     section = [
         START,
         "## Modular sentence encoders (Huang et al. 2024): a miniature on this machine",
@@ -414,8 +441,7 @@ def render() -> None:
         "does to them.",
         f"Multi_m against Single_m, monolingual STS per language (positive: Multi_m better): {winners}.",
         "",
-        "Language routing (`encode` without a language: langid restricted to the bundle's languages) on the "
-        f"Tatoeba sentences: {', '.join(f'{code} {value} %' for code, value in routing.items())}.",
+        *routing_lines,
         "",
         "Cost of each stage (one process on this machine; peak memory is each run's own resident high-water mark; "
         "`*`: a stage resumed after an interruption, whose time covers the resumed part only; dev measure, mean "

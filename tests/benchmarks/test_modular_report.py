@@ -33,6 +33,9 @@ def test_a_seed_renders_from_its_stored_results_and_again_byte_for_byte(report) 
     assert "Single_m" not in first.split("Multi_m against Single_m")[0].split("| model |")[1]  # not run: no row
     assert "not measured yet (the Single baselines have not run for every seed)" in first
     assert "| kk | 23,667,072 (20%) | cla | 100 | 93.0 -> 98.8 |" in first
+    # a run stored before the routing measure named its identifier: langid.py on the first Tatoeba rows
+    assert ("Language routing (`encode` without a language: langid.py restricted to the bundle's languages) on "
+            "the first Tatoeba rows, seed 0: en ") in first
     module.render()
     assert docs.read_text(encoding="utf-8") == first
 
@@ -47,3 +50,18 @@ def test_the_vocabulary_section_without_its_results_is_left_as_it_was(report, ca
     assert "`modular.py vocabulary --seed 0 --language kk`\n<!-- modular-vocabulary:end -->" in text
     assert "vocabulary section is left alone" in capsys.readouterr().out
     assert "| Multi_mc (bundle, mode cross) |" in text  # the seeds' section has its own results and renders
+
+
+def test_the_routing_line_names_the_identifier_and_rows_a_run_stored(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    module, docs, results = stored_report("modular", "modular", EMPTY_SECTIONS, tmp_path / "benchmarks.md",
+                                          tmp_path, monkeypatch)
+    stored = json.loads((results / "seed-0.json").read_text(encoding="utf-8"))
+    stored["routing_accuracy"] = {"identifier": "the n-gram identifier", "rows": "held-out Tatoeba rows",
+                                  "accuracy": {"en": 99.0, "de": 98.0}}
+    (results / "seed-0.json").write_text(json.dumps(stored), encoding="utf-8")
+    module.render()
+    assert ("Language routing (`encode` without a language: the n-gram identifier restricted to the bundle's "
+            "languages) on held-out Tatoeba rows, seed 0: en 99.0 %, de 98.0 %") in docs.read_text(encoding="utf-8")
