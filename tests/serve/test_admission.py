@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -12,6 +11,7 @@ import polyembed
 from polyembed.serve import ServerLimits, create_app
 from polyembed.serve.admission import WorkQueue
 from tests.helpers import tiny_sentence_transformer
+from tests.serve.test_app import SlowEncoder
 
 
 def test_the_wait_is_queued_tokens_over_the_measured_speed() -> None:
@@ -28,23 +28,10 @@ def test_the_wait_is_queued_tokens_over_the_measured_speed() -> None:
     assert work.pending_tokens == 0
 
 
-class SlowEncoder:
-    """The tiny encoder, `delay` seconds per encode."""
-
-    dimension = 32
-
-    def __init__(self, inner, delay: float) -> None:
-        self.inner, self.name, self.delay = inner, "slow", delay
-        self.tokenizer = inner.model.tokenizer
-
-    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
-        time.sleep(self.delay)
-        return self.inner.encode(sentences, batch_size=batch_size)
-
-
 def test_a_request_behind_too_much_queued_work_is_429_and_the_queue_empties(tmp_path) -> None:
     encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
-    slow = SlowEncoder(encoder, delay=0.4)
+    slow = SlowEncoder(encoder)
+    slow.delay = 0.4
     app = create_app(slow, ServerLimits(max_queue_seconds=0.05, max_wait_ms=0))
     with TestClient(app) as client, ThreadPoolExecutor(4) as pool:
         assert app.state.batcher.work.tokens_per_second is None  # the warm-up is no measure

@@ -83,8 +83,8 @@ class AdmissionMiddleware:
         started = time.perf_counter()
         refusal = self._refusal(scope)
         if refusal is not None:
-            if refusal[0] == 429:  # a pause, not work: a client that retries at once cannot flood the loop
-                await asyncio.sleep(min(REFUSAL_PAUSE_S, self.limits.max_queue_seconds))
+            if refusal[0] == 429:
+                await refusal_pause(self.limits.max_queue_seconds)
             await _respond(send, *refusal)
             self._count(refusal[0], started)
             return
@@ -116,8 +116,8 @@ class AdmissionMiddleware:
                                    "requests; retry shortly"), {"retry-after": "1"}
         wait = self.work.wait_seconds()
         if self.work.pending_tokens and wait > limits.max_queue_seconds:
-            return 429, error_body(queue_message(wait, limits.max_queue_seconds)), {
-                "retry-after": str(max(1, math.ceil(wait - limits.max_queue_seconds)))}
+            message, headers = queue_refusal(wait, limits.max_queue_seconds)
+            return 429, error_body(message), headers
         return None
 
     def _count(self, status: int, started: float) -> None:
@@ -125,8 +125,15 @@ class AdmissionMiddleware:
         self.metrics.request_seconds.observe(time.perf_counter() - started)
 
 
-def queue_message(wait: float, limit: float) -> str:
-    return (f"the server's queue holds about {wait:.1f} s of work, over its limit of {limit:g} s; retry shortly")
+def queue_refusal(wait: float, limit: float) -> tuple[str, dict[str, str]]:
+    """The message and Retry-After header of a refusal for queued work: retry once the excess has drained."""
+    return (f"the server's queue holds about {wait:.1f} s of work, over its limit of {limit:g} s; retry shortly",
+            {"retry-after": str(max(1, math.ceil(wait - limit)))})
+
+
+async def refusal_pause(max_queue_seconds: float) -> None:
+    """Hold a 429 before it is sent: a pause, not work, so a client that retries at once cannot flood the loop."""
+    await asyncio.sleep(min(REFUSAL_PAUSE_S, max_queue_seconds))
 
 
 async def _respond(send: Send, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:

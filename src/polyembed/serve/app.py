@@ -20,7 +20,6 @@ import asyncio
 import base64
 import contextlib
 import copy
-import math
 import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +39,7 @@ from polyembed.errors import PolyembedError
 from polyembed.languages import require_known_language
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import as_encoder
-from polyembed.serve.admission import REFUSAL_PAUSE_S, AdmissionMiddleware, WorkQueue, error_body, queue_message
+from polyembed.serve.admission import AdmissionMiddleware, WorkQueue, error_body, queue_refusal, refusal_pause
 from polyembed.serve.metrics import ServerMetrics
 
 
@@ -401,9 +400,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
                                "request", "input", status=413)
         wait = batcher.work.wait_seconds(tokens)
         if batcher.work.pending_tokens and wait > limits.max_queue_seconds:  # an idle server takes any size
-            await asyncio.sleep(min(REFUSAL_PAUSE_S, limits.max_queue_seconds))  # as the middleware's refusals
-            raise RequestError(queue_message(wait, limits.max_queue_seconds), status=429,
-                               headers={"Retry-After": str(max(1, math.ceil(wait - limits.max_queue_seconds)))})
+            await refusal_pause(limits.max_queue_seconds)  # as the middleware's refusals
+            message, headers = queue_refusal(wait, limits.max_queue_seconds)
+            raise RequestError(message, status=429, headers=headers)
         vectors = await _unless_disconnected(batcher.embed(sentences, languages, counts), request)
         data = [
             {
