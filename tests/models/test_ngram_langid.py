@@ -12,6 +12,7 @@ from polyembed.errors import PolyembedError
 from polyembed.models.ngram_langid import (
     LabelledText,
     NgramIdentifier,
+    _identifier_at,
     labelled_text,
     ngram_identifier,
     training_text,
@@ -64,18 +65,38 @@ def test_save_and_load_give_the_same_answers(tmp_path: Path) -> None:
 
 def test_the_identifier_trains_once_per_data_root_into_the_cache(tmp_path: Path, offline_cache: Path) -> None:
     root = _tiny_root(tmp_path / "data")
-    ngram_identifier.cache_clear()
+    _identifier_at.cache_clear()
     first = ngram_identifier(str(root))
     assert first is not None and first.languages == ["en", "ha", "sw"]
     stored = list((offline_cache / "langid").glob("ngram-*.npz"))
     assert len(stored) == 1 and stored[0].with_suffix(".json").is_file()
-    ngram_identifier.cache_clear()
+    _identifier_at.cache_clear()
     loaded = ngram_identifier(str(root))  # from the cache this time
     assert loaded is not None and loaded.identify([HAUSA[0], SWAHILI[0]]) == ["ha", "sw"]
     empty = tmp_path / "empty"
     empty.mkdir()
     assert ngram_identifier(str(empty)) is None  # no source present: callers fall back to langid.py
-    ngram_identifier.cache_clear()
+    _identifier_at.cache_clear()
+
+
+def test_moving_the_data_root_moves_the_identifier(tmp_path: Path, offline_cache: Path) -> None:
+    from polyembed.data import set_data_root
+
+    first_root = _tiny_root(tmp_path / "first")
+    second_root = tmp_path / "second"
+    write_lines(second_root / "tico19-test" / "en-sw" / "tico19-test.sw", SWAHILI * 2)
+    write_lines(second_root / "tico19-test" / "en-sw" / "tico19-test.en", ENGLISH[:4] * 2)
+    _identifier_at.cache_clear()
+    try:
+        set_data_root(first_root)
+        first = ngram_identifier()
+        set_data_root(second_root)
+        second = ngram_identifier()
+        assert first is not None and second is not None
+        assert first.languages == ["en", "ha", "sw"] and second.languages == ["en", "sw"]
+    finally:
+        set_data_root(None)
+        _identifier_at.cache_clear()
 
 
 def test_held_out_rows_are_never_training_rows(shared_data: Path) -> None:
@@ -103,14 +124,14 @@ def test_routing_uses_the_ngram_identifier_for_languages_langid_lacks(tmp_path: 
 
     assert "ha" not in langid_languages()
     monkeypatch.setenv("POLYEMBED_DATA", str(_tiny_root(tmp_path / "data")))
-    ngram_identifier.cache_clear()
+    _identifier_at.cache_clear()
     try:
         texts = [HAUSA[3], ENGLISH[3], SWAHILI[3]]
         assert identify_among(texts, ["en", "ha", "sw"], "bundle") == ["ha", "en", "sw"]
         # a candidate the n-gram identifier lacks: langid.py, which knows all three
         assert identify_languages(["Der Zug hat heute leider Verspätung."], ["de", "en", "sw"]) == ["de"]
     finally:
-        ngram_identifier.cache_clear()
+        _identifier_at.cache_clear()
 
 
 def test_without_a_data_root_langid_answers_and_an_unknown_set_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -235,17 +235,22 @@ def _cache_path(root: Path) -> Path:
     return cache_dir() / "langid" / f"ngram-{key}"
 
 
-@lru_cache(maxsize=4)
 def ngram_identifier(root: str | None = None) -> NgramIdentifier | None:
     """The identifier for this data root: from the cache, else trained once (about a minute) and cached; None
-    when the data root holds none of its sources (callers then use langid.py alone)."""
+    when the data root holds none of its sources (callers then use langid.py alone). Resolved on every call, so
+    a process that moves its data root (`set_data_root`) gets that root's identifier."""
     try:
         resolved = data_root(root)
     except PolyembedError:
         return None
     if not any(DATASETS[name].available(resolved) for name in TRAINING_SOURCES):
         return None
-    path = _cache_path(resolved)
+    return _identifier_at(_cache_path(resolved), resolved)
+
+
+@lru_cache(maxsize=4)
+def _identifier_at(path: Path, resolved: Path) -> NgramIdentifier:
+    """Loaded or trained once per process for each (cache file, data root)."""
     if path.with_suffix(".json").is_file() and path.with_suffix(".npz").is_file():
         return NgramIdentifier.load(path)
     logger.info("training the n-gram language identifier on %s (once; cached in %s)", resolved, path.parent)
