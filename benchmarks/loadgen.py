@@ -6,8 +6,10 @@ Each request's latency counts from the moment it was scheduled to leave, so time
 connection counts too. Raw HTTP/1.1 on asyncio streams with keep-alive connections, no client library: one core
 sends thousands of requests per second (`selftest` measures it against a stub server).
 
-  python benchmarks/loadgen.py run --url http://127.0.0.1:8000/v1/embeddings --body body.json --rate 200 \\
-      --duration 10 [--phases 400:10,200:20]      # JSON summary on stdout
+  python benchmarks/loadgen.py run --url http://127.0.0.1:8000/v1/embeddings --body bodies.jsonl \\
+      --phases 200:10[,400:10,200:20]              # JSON summary on stdout
+  (--body: one JSON body, or JSON Lines with one body per line, sent in turn: a server sees different inputs,
+  as it would in use, rather than one repeated text)
   python benchmarks/loadgen.py stub --port 9000   # a server that answers every POST at once (for selftest)
 """
 
@@ -58,13 +60,16 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
 
 
 class OpenLoop:
-    """Sends `request` at fixed rates, phase after phase, over a pool of keep-alive connections."""
+    """Sends the bodies in turn at fixed rates, phase after phase, over a pool of keep-alive connections."""
 
-    def __init__(self, url: str, body: bytes, timeout: float, max_connections: int) -> None:
+    def __init__(self, url: str, bodies: bytes | list[bytes], timeout: float, max_connections: int) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.request = (f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+        head = (f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                "Content-Type: application/json\r\n")
+        self.requests = [(head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+                         for body in ([bodies] if isinstance(bodies, bytes) else bodies)]
+        self.sent = 0
         self.timeout, self.max_connections = timeout, max_connections
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self.open = 0
@@ -91,7 +96,8 @@ class OpenLoop:
                 self.open += 1
                 connection = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), self.timeout)
             reader, writer = connection
-            writer.write(self.request)
+            writer.write(self.requests[self.sent % len(self.requests)])
+            self.sent += 1
             status = await asyncio.wait_for(_read_response(reader), self.timeout)
             results.append((phase, scheduled, time.perf_counter() - scheduled, str(status)))
             self.idle.append((reader, writer, time.perf_counter()))
@@ -141,7 +147,30 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
     return out
 
 
-async def _stub(port: int) -> None:
+def read_bodies(path: str) -> list[bytes]:
+    """The request bodies of a file: the whole file as one JSON document, else one per non-empty line."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        json.loads(data)
+        return [data.strip()]
+    except json.JSONDecodeError:
+        pass
+    bodies = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if line.strip():
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as err:
+                raise SystemExit(f"{path}:{number}: not a JSON body ({err.msg})") from None
+            bodies.append(line.strip())
+    if not bodies:
+        raise SystemExit(f"{path}: no request body")
+    return bodies
+
+
+async def _stub(port: int, seen: list[bytes] | None = None) -> None:
+    """A server that answers every POST at once (`seen`, when given, collects the bodies)."""
     body = b'{"ok": true}'
     reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
@@ -152,7 +181,9 @@ async def _stub(port: int) -> None:
                 while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":")[1])
-                await reader.readexactly(length)
+                body = await reader.readexactly(length)
+                if seen is not None:
+                    seen.append(body)
                 writer.write(reply)
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
@@ -167,7 +198,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run")
     run.add_argument("--url", required=True)
-    run.add_argument("--body", required=True, help="file with the JSON request body")
+    run.add_argument("--body", required=True, help="file with the JSON request body, or JSON Lines: one per line")
     run.add_argument("--phases", required=True, help="RATE:SECONDS[,RATE:SECONDS...], one after another")
     run.add_argument("--timeout", type=float, default=30.0)
     run.add_argument("--max-connections", type=int, default=2048)
@@ -178,9 +209,7 @@ def main() -> None:
         asyncio.run(_stub(args.port))
         return
     phases = [(float(rate), float(seconds)) for rate, seconds in (p.split(":") for p in args.phases.split(","))]
-    with open(args.body, "rb") as handle:
-        body = handle.read()
-    generator = OpenLoop(args.url, body, args.timeout, args.max_connections)
+    generator = OpenLoop(args.url, read_bodies(args.body), args.timeout, args.max_connections)
     results = asyncio.run(generator.run(phases))
     json.dump(summary(results, phases), sys.stdout)
 

@@ -10,7 +10,9 @@ Every server runs pinned to core 0 with one torch / onnxruntime thread, the load
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms), an
 overload at twice that rate for 10 s followed by 20 s at the sustainable rate (statuses; the p99 of the last
-10 s: recovery), and wrk's closed loop with 200 connections.
+10 s: recovery), and wrk's closed loop with 200 connections. The open loop sends the 512 STS-B test sentences in
+turn (one or 16 per request; wrk repeats the first request), Infinity's with the model's default prompt in front,
+since it applies none: both servers embed the same token sequences.
 Beside them, the raw `encode` ceiling of the same model and backend on the same core (batch 64). Infinity
 (`infinity-emb`, which needs numpy < 2 and sentence-transformers < 4) runs from its own virtual environment.
 """
@@ -78,9 +80,10 @@ def _open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[
 
 
 def _wrk(url: str, body: Path, connections: int = 200, seconds: int = 10) -> dict[str, Any]:
-    """wrk's closed loop: requests/s, latency percentiles and non-2xx answers."""
+    """wrk's closed loop: requests/s, latency percentiles and non-2xx answers (it sends the first body only)."""
     script = body.with_suffix(".lua")
-    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(body.read_text(encoding="utf-8"))}\n'
+    first = body.read_text(encoding="utf-8").splitlines()[0]
+    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(first)}\n'
                       'wrk.headers["Content-Type"] = "application/json"\n', encoding="utf-8")
     done = subprocess.run(["taskset", "-c", CLIENT_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
                            "--latency", "--timeout", "30s", "-s", str(script), url],
@@ -112,23 +115,37 @@ def _raw_ceiling(model: str, backend: str, sentences: list[str]) -> float:
     return round(float(done.stdout.strip().splitlines()[-1]), 1)
 
 
-def _server_command(kind: str, model: str, setting: str, infinity: Path | None) -> tuple[list[str], str, str]:
-    """(command, embeddings URL, readiness URL) of one server."""
+def _server_command(kind: str, model: str, setting: str,
+                    infinity: Path | None) -> tuple[list[str], str, str, str | None]:
+    """(command, embeddings URL, readiness URL, working folder) of one server. Infinity starts inside its model
+    folder with the model id ".": its optimum engine names the ONNX file by the path it globbed, and the
+    optimum-onnx it installs with finds only a path relative to the model folder."""
     base = f"http://127.0.0.1:{PORT}"
     if kind == "polyembed":
         return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT)],
-                f"{base}/v1/embeddings", f"{base}/ready")
+                f"{base}/v1/embeddings", f"{base}/ready", None)
     path = _infinity_model(model, with_onnx=setting == "optimum")
     assert infinity is not None
-    return ([str(infinity / "bin" / "infinity_emb"), "v2", "--model-id", path, "--served-model-name", model,
+    return ([str(infinity / "bin" / "infinity_emb"), "v2", "--model-id", ".", "--served-model-name", model,
              "--engine", setting, "--device", "cpu", "--batch-size", "64", "--port", str(PORT)],
-            f"{base}/embeddings", f"{base}/health")
+            f"{base}/embeddings", f"{base}/health", path)
+
+
+def _default_prompt(model: str) -> str:
+    """The text the model prepends by default ("query: " for e5). Infinity applies no prompt, so its requests carry
+    it: both servers then embed the same token sequence, and Infinity's vectors are the model's."""
+    from polyembed.models.loading import resolve_model_path
+
+    config = Path(resolve_model_path(model)[0]) / "config_sentence_transformers.json"
+    settings = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+    return settings.get("prompts", {}).get(settings.get("default_prompt_name") or "", "")
 
 
 def _infinity_model(model: str, with_onnx: bool) -> str:
     """The model folder Infinity loads. Its optimum engine runs an ONNX file from the folder and does not export
-    one, preferring a file named '*quantize*' on CPU: it gets polyembed's own export (fp32 as onnx/model.onnx,
-    int8 as onnx/model_quantized.onnx), so both servers run the same int8 graph on onnxruntime."""
+    one, preferring a file named '*quantize*' on CPU: it gets polyembed's own export (fp32 as model.onnx, int8 as
+    model_quantized.onnx, at the top: optimum-onnx matches the bare file name against the path Infinity found),
+    so both servers run the same int8 graph on onnxruntime."""
     from polyembed.models.backends import load_with_backend
     from polyembed.models.loading import resolve_model_path
     from polyembed.models.onnx_export import FP32_FILE, INT8_FILE
@@ -138,12 +155,12 @@ def _infinity_model(model: str, with_onnx: bool) -> str:
     if not with_onnx and not modern:
         return path
     folder = OUT / "infinity-models" / model
-    (folder / "onnx").mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     rewritten = _classic_module_files(Path(path)) if modern else {}
     replaced = {name.split("/")[0] for name in rewritten}
     for item in Path(path).iterdir():
         link = folder / item.name
-        if item.name in replaced or link.exists() or link.is_symlink():
+        if item.name in replaced or link.exists() or link.is_symlink() or item.suffix == ".onnx":
             continue
         link.symlink_to(item.resolve())
     for name, text in rewritten.items():  # real files: never written through a link into the model itself
@@ -156,7 +173,7 @@ def _infinity_model(model: str, with_onnx: bool) -> str:
         return str(folder)
     export = Path(load_with_backend(model, "onnx").path)
     for source, name in ((FP32_FILE, "model.onnx"), (INT8_FILE, "model_quantized.onnx")):
-        link = folder / "onnx" / name
+        link = folder / name
         if not link.exists():
             link.symlink_to(export / source)
     return str(folder)
@@ -186,18 +203,21 @@ def _classic_module_files(path: Path) -> dict[str, str]:
 
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
              texts: list[str]) -> dict[str, Any]:
-    command, url, ready = _server_command(kind, model, setting, infinity)
+    command, url, ready, folder = _server_command(kind, model, setting, infinity)
     print(f"{kind} {model} {setting}: starting", flush=True)
-    server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL,
+    server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL, cwd=folder,
                               stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
     entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "sizes": {}}
     try:
         _wait_ready(server, ready)
+        prompt = _default_prompt(model) if kind == "infinity" else ""  # polyembed applies the model's own
+        entry["prompt_sent"] = prompt
         with tempfile.TemporaryDirectory() as scratch:
             for size in (1, 16):
-                body = Path(scratch) / f"body-{size}.json"
-                body.write_text(json.dumps({"input": texts[:size] if size > 1 else texts[0], "model": model}),
-                                encoding="utf-8")
+                body = Path(scratch) / f"body-{size}.jsonl"
+                body.write_text("".join(json.dumps({"input": [prompt + t for t in texts[start:start + size]]
+                                                    if size > 1 else prompt + texts[start], "model": model}) + "\n"
+                                        for start in range(0, len(texts) - size + 1, size)), encoding="utf-8")
                 offered = [max(1.0, rate / size) for rate in rates]  # the same sentences per second
                 _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])  # warm-up
                 runs = _open_loop(url, body, [(rate, 10.0) for rate in offered])
@@ -300,6 +320,10 @@ def render() -> None:
              "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s). Raw "
              "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s.",
              ""]
+    if all("prompt_sent" in entry for entry in saved["entries"]):
+        lines[-2] += (" The open loop sends the STS-B test sentences in turn, one or 16 per request (wrk repeats the "
+                      "first request); Infinity, which applies no prompt, gets the model's default prompt in the "
+                      "text, so both servers embed the same tokens.")
     if saved.get("generator_selftest"):
         reached = max(r["ok_per_s"] for r in saved["generator_selftest"])
         lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]

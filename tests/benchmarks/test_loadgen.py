@@ -39,3 +39,35 @@ def test_percentiles_take_the_nearest_rank(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     loadgen = importlib.import_module("loadgen")
     assert loadgen.percentile(list(range(1, 101)), 99) == 99 and loadgen.percentile([], 50) is None
+
+
+def test_bodies_from_json_lines_are_sent_in_turn(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    loadgen = importlib.import_module("loadgen")
+    lines = tmp_path / "bodies.jsonl"
+    lines.write_text('{"input": "a"}\n\n{"input": "b"}\n{"input": "c"}\n', encoding="utf-8")
+    single = tmp_path / "body.json"
+    single.write_text('{\n  "input": ["a", "b"]\n}\n', encoding="utf-8")
+    assert loadgen.read_bodies(str(single)) == [b'{\n  "input": ["a", "b"]\n}']
+    bodies = loadgen.read_bodies(str(lines))
+    assert bodies == [b'{"input": "a"}', b'{"input": "b"}', b'{"input": "c"}']
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    seen: list[bytes] = []
+
+    async def scenario() -> list:
+        stub = asyncio.create_task(loadgen._stub(port, seen))
+        await asyncio.sleep(0.2)
+        try:
+            generator = loadgen.OpenLoop(f"http://127.0.0.1:{port}/v1/embeddings", bodies, 5.0, 8)
+            return await generator.run([(50.0, 0.14)])
+        finally:
+            stub.cancel()
+
+    results = asyncio.run(scenario())
+    assert len(results) == 7 and sorted(seen) == sorted(bodies * 2 + bodies[:1])
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"input": "a"}\n{"input": \n', encoding="utf-8")
+    with pytest.raises(SystemExit, match="broken.jsonl:2: not a JSON body"):
+        loadgen.read_bodies(str(broken))
