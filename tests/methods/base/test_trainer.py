@@ -12,11 +12,7 @@ from polyembed.methods.base import train
 from polyembed.methods.base.trainer import LOGS_FOLDER
 from tests.helpers import PAIRS, tiny_sentence_transformer
 
-
-@pytest.fixture(autouse=True)
-def _offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("offline_cache")
 
 
 def _distill(tmp_path: Path, **extra: object) -> object:
