@@ -348,14 +348,22 @@ def render() -> None:
                 + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
                 f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
                 f"non-2xx {closed['non_2xx']} |")
-    lines += ["", "Open loop, each offered rate (answered 200s per second, latency of the 200s, statuses):", "",
-              "| server | model | backend | sentences / request | " + " | ".join(
-                  f"{r['offered_per_s']:.0f}/s" for r in saved["entries"][0]["sizes"]["1"]["open_loop"]) + " |",
-              "|---|---|---|---|" + "---|" * len(saved["entries"][0]["sizes"]["1"]["open_loop"])]
+    def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
+        """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""
+        return {round(run["offered_per_s"] * int(size), 3): run for run in entry["sizes"][size]["open_loop"]}
+
+    rates = sorted({rate for entry in saved["entries"] for size in entry["sizes"] for rate in by_rate(entry, size)})
+    lines += ["", "Open loop, each offered rate (answered 200s per second, latency of the 200s, statuses; '-': "
+              "not offered to that server):" if any(len(by_rate(e, s)) < len(rates) for e in saved["entries"]
+                                                   for s in e["sizes"]) else
+              "Open loop, each offered rate (answered 200s per second, latency of the 200s, statuses):", "",
+              "| server | model | backend | sentences / request | " + " | ".join(f"{r:.0f}/s" for r in rates) + " |",
+              "|---|---|---|---|" + "---|" * len(rates)]
     for entry in saved["entries"]:
-        for size, result in entry["sizes"].items():
+        for size in entry["sizes"]:
+            runs = by_rate(entry, size)
             lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
-                         + " | ".join(_cell(r) for r in result["open_loop"]) + " |")
+                         + " | ".join(_cell(runs.get(rate)) for rate in rates) + " |")
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
