@@ -1,6 +1,6 @@
 """The serving renderer on stored results (tests/benchmarks/fixtures/serve: the run of 2026-11-26 trimmed to
-me5-small's torch and int8 rows and Infinity's torch row): sustainable rates, overload statuses, the open-loop
-table per offered rate, the servers that did not start, byte-stable."""
+minilm-en int8, me5-small torch and Infinity's me5-small torch): sustainable rates, overload statuses, the
+open-loop table over every server's own rates ('-' where a rate was not offered), byte-stable."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
     first = docs.read_text(encoding="utf-8")
     assert first.startswith("# Benchmarks\n\n<!-- serve-load:start -->\n## Serving under load")
     assert first.endswith("<!-- serve-load:end -->\n\n## After\n")  # what follows the section stays
-    assert "| polyembed | me5-small | torch | 1 | 50.0 | 50.0 | 72.9 | 200: 2000 | 67.3 |" in first
-    assert "| infinity | me5-small | torch | 1 | 100.0 | 100.0 | - | 200: 4000 |" in first  # no raw ceiling
-    assert "| polyembed | me5-small | onnx-int8 | 16 | 12.5 | 200.0 | 224.0 | 200: 479, 429: 21 |" in first
-    assert "| 50/s | 100/s | 200/s | 400/s | 800/s |" in first
-    assert "Not measured: infinity me5-small optimum, which did not start" in first
+    assert "| polyembed | me5-small | torch | 1 | 35.0 | 35.0 | 74.1 | 200: 1329, 429: 71 | 89.7 |" in first
+    assert "| infinity | me5-small | torch | 1 | 35.0 | 35.0 | - | 200: 1400 | 89.0 |" in first  # no raw ceiling
+    assert "| polyembed | minilm-en | onnx-int8 | 16 | 25.0 | 400.0 | 501.2 | 200: 759, 429: 241 | 635.5 |" in first
+    assert "gets the model's default prompt in the text" in first  # every entry stored the prompt it sent
+    assert "| 25/s | 35/s | 50/s | 70/s | 100/s | 140/s | 200/s | 280/s | 400/s |" in first
+    assert "| polyembed | minilm-en | onnx-int8 | 1 | - | - | 50.0/s, p50 " in first  # minilm-en ran from 50/s
+    assert "'-': not offered to that server" in first
     assert "`polyembed_queue_wait_seconds`" in first  # the metric names scraped during the load
     module.render()
     assert docs.read_text(encoding="utf-8") == first
