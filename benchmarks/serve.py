@@ -134,11 +134,9 @@ def _server_command(kind: str, model: str, setting: str,
 def _default_prompt(model: str) -> str:
     """The text the model prepends by default ("query: " for e5). Infinity applies no prompt, so its requests carry
     it: both servers then embed the same token sequence, and Infinity's vectors are the model's."""
-    from polyembed.models.loading import resolve_model_path
+    from polyembed.models.backends import load_with_backend
 
-    config = Path(resolve_model_path(model)[0]) / "config_sentence_transformers.json"
-    settings = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
-    return settings.get("prompts", {}).get(settings.get("default_prompt_name") or "", "")
+    return load_with_backend(model, "torch").prompt  # a sentence-transformers model's own metadata
 
 
 def _infinity_model(model: str, with_onnx: bool) -> str:
