@@ -268,6 +268,68 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
     render()
 
 
+def call_costs(models: list[str], backends: list[str]) -> None:
+    """Each model and backend on the server's core: the fixed cost of one model call in padded tokens (a least-squares
+    fit of seconds = a + b x padded tokens over calls of 1-64 sentences, similar and mixed lengths: a / b), and what
+    cutting requests' batches into calls of similar length (`token_budget_chunks` at that cost) gives against one
+    padded call per batch. -> serve.json "call_costs"."""
+    saved = _load() or {"entries": [], "ceilings": {}}
+    for model in models:
+        for backend in backends:
+            print(f"{model} {backend}: timing model calls", flush=True)
+            done = subprocess.run(["taskset", "-c", SERVER_CORE, sys.executable, str(Path(__file__)), "calls-inner",
+                                   model, backend], capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
+            if done.returncode != 0:
+                raise SystemExit(f"{model} {backend}: the timing process failed:\n{done.stderr[-3000:]}")
+            saved.setdefault("call_costs", {})[f"{model}/{backend}"] = json.loads(done.stdout.strip().splitlines()[-1])
+            _save(saved)
+    render()
+
+
+def _call_costs_here(model: str, backend: str) -> dict[str, Any]:
+    """The measurement of `call_costs` in this process (pinned by the caller)."""
+    import numpy as np
+
+    from polyembed.models.backends import load_with_backend
+    from polyembed.serve.app import token_budget_chunks
+
+    encoder = load_with_backend(model, backend)
+    texts = _sentences(512)
+    lengths = [len(ids) for ids in encoder.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    ranked = sorted(range(len(texts)), key=lambda row: lengths[row])
+
+    def timed(rows: list[int]) -> float:
+        started = time.perf_counter()
+        encoder.encode([texts[row] for row in rows], batch_size=len(rows), normalize=True)
+        return time.perf_counter() - started
+
+    timed(list(range(64)))  # warm-up
+    padded, seconds = [], []
+    for size in (1, 2, 4, 8, 16, 32, 64):
+        for order in (ranked, list(range(len(texts)))):  # similar lengths, then the sentences in turn
+            for start in range(0, len(texts) - size + 1, max(size, len(texts) // 8))[:8]:
+                rows = order[start:start + size]
+                padded.append(max(lengths[row] for row in rows) * len(rows))
+                seconds.append(timed(rows))
+    slope, intercept = np.polyfit(np.array(padded, float), np.array(seconds), 1)
+    overhead = float(intercept / slope) if slope > 0 else 0.0
+    result: dict[str, Any] = {"overhead_tokens": round(overhead, 1), "seconds_per_token": float(slope),
+                              "seconds_per_call": float(intercept), "calls_timed": len(padded), "batches": {}}
+    for size in (16, 64):  # a batch of one 16-sentence request, and of four
+        batches = [list(range(start, start + size)) for start in range(0, len(texts) - size + 1, size)]
+        whole = sum(timed(rows) for rows in batches)
+        cut = 0.0
+        calls = 0
+        for rows in batches:
+            for chunk in token_budget_chunks([lengths[row] for row in rows], 16_384, 64, max(overhead, 0.0)):
+                cut += timed([rows[index] for index in chunk])
+                calls += 1
+        result["batches"][str(size)] = {"one_call_sentences_per_s": round(len(batches) * size / whole, 1),
+                                        "cut_sentences_per_s": round(len(batches) * size / cut, 1),
+                                        "calls_per_batch": round(calls / len(batches), 2)}
+    return result
+
+
 def selftest() -> None:
     """The generator against a stub that answers at once: the rates it reaches on its own core."""
     stub = subprocess.Popen(["taskset", "-c", SERVER_CORE, sys.executable, str(HERE / "loadgen.py"), "stub",
@@ -362,6 +424,20 @@ def render() -> None:
             runs = by_rate(entry, size)
             lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
                          + " | ".join(_cell(runs.get(rate)) for rate in rates) + " |")
+    costs = saved.get("call_costs")
+    if costs:
+        lines += ["", "Model calls (`python benchmarks/serve.py calls`, the server's core, one thread): the fixed cost "
+                  "of one call in padded tokens (least-squares fit of seconds = a + b x padded tokens over calls of "
+                  "1-64 sentences: a / b), and sentences/s encoding the open loop's requests with one padded call per "
+                  "batch against calls cut by length at that cost (`token_budget_chunks`, what the server does):", "",
+                  "| model | backend | call cost (tokens) | one call, 16-sentence batches | cut | one call, "
+                  "64-sentence batches | cut | calls per 64-sentence batch |", "|---|---|---|---|---|---|---|---|"]
+        for key, cost in costs.items():
+            model, backend = key.split("/", 1)
+            small, large = cost["batches"]["16"], cost["batches"]["64"]
+            lines.append(f"| {model} | {backend} | {cost['overhead_tokens']} | {small['one_call_sentences_per_s']} | "
+                         f"{small['cut_sentences_per_s']} | {large['one_call_sentences_per_s']} | "
+                         f"{large['cut_sentences_per_s']} | {large['calls_per_batch']} |")
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
@@ -381,11 +457,21 @@ def main() -> None:
     one.add_argument("--infinity", type=Path, help="an infinity-emb virtual environment")
     one.add_argument("--infinity-engines", nargs="+", default=["torch", "optimum"])
     one.add_argument("--rates", nargs="+", type=float, default=[50, 100, 200, 400, 800])
+    costs = sub.add_parser("calls", help="the fixed cost of a model call, and what cutting batches by length gives")
+    costs.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
+    costs.add_argument("--backends", nargs="+", default=["torch", "onnx-int8", "openvino"])
+    inner = sub.add_parser("calls-inner", help=argparse.SUPPRESS)
+    inner.add_argument("model")
+    inner.add_argument("backend")
     sub.add_parser("selftest")
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "run":
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
+    elif args.command == "calls":
+        call_costs(args.models, args.backends)
+    elif args.command == "calls-inner":
+        print(json.dumps(_call_costs_here(args.model, args.backend)))
     elif args.command == "selftest":
         selftest()
     else:

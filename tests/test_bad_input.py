@@ -390,6 +390,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
     ("serve-max-queue-seconds-0", ["serve", "--max-queue-seconds", "0"], "--max-queue-seconds"),
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
+    ("serve-call-overhead-tokens-negative", ["serve", "--call-overhead-tokens", "-1"], "--call-overhead-tokens"),
     ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),

@@ -94,9 +94,12 @@ def serve_command(
     max_batch_tokens: Annotated[int, typer.Option(
         help="Most padded tokens (longest input x inputs) in one model call; larger batches are split by length.",
         min=1)] = 16_384,
-    max_wait_ms: Annotated[
-        float, typer.Option(help="How long a request waits for others to share its batch.", min=0, max=10_000)
-    ] = 5.0,
+    call_overhead_tokens: Annotated[float, typer.Option(
+        help="What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
+        "inputs where that saves more padding (0: wherever it saves any).", min=0)] = 32.0,
+    max_wait_ms: Annotated[float, typer.Option(
+        help="How long the first request of a batch waits for others (0: a batch takes what queued while the "
+        "previous one encoded).", min=0, max=10_000)] = 0.0,
     max_request_tokens: Annotated[
         int, typer.Option(help="Most tokens in one request, all inputs together (more: 413).", min=1)
     ] = 65_536,
@@ -125,7 +128,7 @@ def serve_command(
 
     limits, _ = build_config(ServerLimits, None, {
         "max_inputs": max_inputs, "max_input_chars": max_input_chars, "max_batch_size": max_batch_size,
-        "max_batch_tokens": max_batch_tokens,
+        "max_batch_tokens": max_batch_tokens, "call_overhead_tokens": call_overhead_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests, "max_queue_seconds": max_queue_seconds})
     # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most

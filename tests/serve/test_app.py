@@ -324,6 +324,53 @@ def test_token_budget_chunks_sort_by_length_and_respect_both_caps() -> None:
     assert token_budget_chunks([7] * 5, max_batch_tokens=1000, max_batch_size=64) == [[0, 1, 2, 3, 4]]
 
 
+def test_a_batch_is_cut_by_length_only_where_the_padding_saved_outweighs_a_call() -> None:
+    """Two long and six short rows: one call pads 8 x 40 = 320 tokens, two calls 2 x 40 + 6 x 10 = 140. Cut
+    when another call costs less than the 180 tokens saved, not when it costs more."""
+    from polyembed.serve.app import token_budget_chunks
+
+    lengths = [10, 40, 10, 10, 40, 10, 10, 10]
+    assert token_budget_chunks(lengths, 16_384, 64, call_overhead_tokens=100) == [[1, 4], [0, 2, 3, 5, 6, 7]]
+    assert token_budget_chunks(lengths, 16_384, 64, call_overhead_tokens=200) == [[1, 4, 0, 2, 3, 5, 6, 7]]
+    # at no overhead, every distinct length gets its own call
+    assert token_budget_chunks([3, 2, 1], 16_384, 64, call_overhead_tokens=0) == [[0], [1], [2]]
+
+
+def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encoder) -> None:
+    """max_wait_ms 0 (the default): the requests that arrive while a batch encodes are encoded together next."""
+    import asyncio
+
+    from polyembed.serve.app import EmbeddingBatcher
+
+    slow = SlowEncoder(encoder)
+    calls: list[list[str]] = []
+    inner_encode = slow.encode
+
+    def recording(sentences, language=None, **kwargs):
+        calls.append(list(sentences))
+        return inner_encode(sentences, language, **kwargs)
+
+    slow.encode = recording
+
+    async def scenario() -> list[np.ndarray]:
+        batcher = EmbeddingBatcher(slow, call_overhead_tokens=10_000)  # one call per batch
+        await batcher.start()
+        try:
+            slow.delay = 0.3
+            busy = asyncio.ensure_future(batcher.embed(["first"], [None]))
+            await asyncio.sleep(0.1)  # "first" is encoding now
+            queued = [asyncio.ensure_future(batcher.embed([text], [None])) for text in ("second", "third", "fourth")]
+            await busy
+            return list(await asyncio.gather(*queued))
+        finally:
+            await batcher.stop()
+
+    vectors = asyncio.run(scenario())
+    assert calls[0] == ["first"] and sorted(calls[1]) == ["fourth", "second", "third"] and len(calls) == 2
+    for text, rows in zip(("second", "third", "fourth"), vectors, strict=True):
+        assert np.allclose(rows, polyembed.encode(encoder, [text], normalize=True), atol=1e-5)
+
+
 def test_one_long_input_does_not_pad_the_short_ones(encoder) -> None:
     """A long input is encoded in its own model call (token budget); every row still matches encode."""
     texts = ["word " * 60, *TRAINING_TEXTS[:5]]

@@ -4,14 +4,15 @@ Why OpenAI's shape: client libraries, vector databases and RAG frameworks alread
 drops in by changing a base URL. Beyond it, an optional `language` (one code, or one per input) routes the inputs
 of a language-routed model; a single multilingual model checks the code and ignores it.
 
-Concurrent requests are batched dynamically (`EmbeddingBatcher`): inputs that arrive within `max_wait_ms` of each
-other are encoded together, up to `max_batch_size` sentences, on one worker thread that owns the model; inside a
-batch the sentences are sorted by length and split so that no model call pads beyond `max_batch_tokens` (one
-long input does not make 63 short ones pay its length). Bad input is a 4xx with OpenAI's error body
-(`{"error": {"message", "type", "param", "code"}}`), never a 500; a request over the body or token cap is a 413,
-and beyond `max_concurrent_requests` or `max_queue_seconds` of queued work a 429 with Retry-After
-(`serve/admission.py`). A request whose client disconnects before its batch
-is encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
+Concurrent requests are batched dynamically (`EmbeddingBatcher`): the requests that queued while the previous
+batch encoded (and, with `max_wait_ms`, those arriving that long after the first) are encoded together, up to
+`max_batch_size` sentences, on one worker thread that owns the model; inside a batch the sentences are sorted by
+length and cut into model calls of similar length, where the padding saved outweighs `call_overhead_tokens`, and
+so that no call pads beyond `max_batch_tokens` (one long input does not make 63 short ones pay its length).
+Bad input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500; a
+request over the body or token cap is a 413, and beyond `max_concurrent_requests` or `max_queue_seconds` of
+queued work a 429 with Retry-After (`serve/admission.py`). A request whose client disconnects before its batch is
+encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import math
 import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,8 +55,14 @@ class ServerLimits(Options):
     max_batch_tokens: int = option(
         16_384, "Most padded tokens (longest input x inputs) in one model call; a batch above it is split into "
         "calls of similar-length inputs.", minimum=1)
-    max_wait_ms: float = option(5.0, "How long a request waits for others to share its batch.", minimum=0,
-                                maximum=10_000)
+    call_overhead_tokens: float = option(
+        32.0, "What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
+        "inputs wherever that saves more padding than this (0: wherever any padding is saved). "
+        "`benchmarks/serve.py calls` measures it per model and backend (docs/benchmarks.md).", minimum=0)
+    max_wait_ms: float = option(
+        0.0, "How long the first request of a batch waits for others to join it. At 0 a batch takes the requests "
+        "that queued while the previous one encoded, and an idle server starts at once.", minimum=0,
+        maximum=10_000)
     max_request_tokens: int = option(
         65_536, "Most tokens in one request (the model tokenizer's count, all inputs together); more is a 413.",
         minimum=1)
@@ -102,32 +110,45 @@ class _Job:
     future: asyncio.Future = field(repr=False)
 
 
-def token_budget_chunks(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int) -> list[list[int]]:
-    """Row indices grouped into model calls: sorted by length (longest first), each call at most
-    `max_batch_size` rows and at most `max_batch_tokens` padded tokens (its longest row x its rows). A row
-    longer than the budget gets a call of its own."""
+def token_budget_chunks(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int,
+                        call_overhead_tokens: float = 32.0) -> list[list[int]]:
+    """Row indices grouped into model calls of similar length: rows sorted longest first, each call at most
+    `max_batch_size` rows and at most `max_batch_tokens` padded tokens (its longest row x its rows; a row longer
+    than the budget gets a call of its own). Of the ways to cut the sorted rows into such calls, the one with the
+    fewest padded tokens plus `call_overhead_tokens` per call: a call is split where the padding the split saves
+    outweighs what one more model call costs, so one long input no longer pads the short ones beside it."""
     order = sorted(range(len(lengths)), key=lambda row: -lengths[row])
+    ranked = [lengths[row] for row in order]
+    cost = [0.0] + [math.inf] * len(ranked)  # cost[end]: the cheapest cut of the first `end` rows
+    start_of = [0] * (len(ranked) + 1)
+    for end in range(1, len(ranked) + 1):
+        for start in range(end - 1, max(end - max_batch_size, 0) - 1, -1):  # the call ranked[start:end]
+            size = end - start
+            if size > 1 and ranked[start] * size > max_batch_tokens:
+                break  # an earlier start only makes the call longer and larger
+            total = cost[start] + call_overhead_tokens + ranked[start] * size
+            if total < cost[end]:
+                cost[end], start_of[end] = total, start
     chunks: list[list[int]] = []
-    for row in order:
-        current = chunks[-1] if chunks else None
-        # rows come longest first, so the current call's first row is its longest
-        if current and len(current) < max_batch_size and lengths[current[0]] * (len(current) + 1) <= max_batch_tokens:
-            current.append(row)
-        else:
-            chunks.append([row])
-    return chunks
+    end = len(ranked)
+    while end > 0:
+        chunks.append(order[start_of[end]:end])
+        end = start_of[end]
+    return chunks[::-1]
 
 
 class EmbeddingBatcher:
     """Dynamic batching: requests that arrive together share one `encode` call per language; the model runs on
     one worker thread so the event loop keeps accepting requests while it encodes."""
 
-    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0,
-                 max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None) -> None:
+    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 0.0,
+                 max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None,
+                 call_overhead_tokens: float = 32.0) -> None:
         self.encoder = as_encoder(encoder)
         self.work = WorkQueue()
         self.max_batch_size = max_batch_size
         self.max_batch_tokens = max_batch_tokens
+        self.call_overhead_tokens = call_overhead_tokens
         self.max_wait = max_wait_ms / 1000
         self.metrics = metrics or ServerMetrics()
         self.batches_run = 0
@@ -170,13 +191,16 @@ class EmbeddingBatcher:
             size = len(jobs[0].sentences)
             deadline = loop.time() + self.max_wait
             while size < self.max_batch_size:
-                timeout = deadline - loop.time()
-                if timeout <= 0:
-                    break
-                try:
-                    job = await asyncio.wait_for(self._queue.get(), timeout)
-                except TimeoutError:
-                    break
+                if not self._queue.empty():  # what queued while the previous batch encoded joins at once
+                    job = self._queue.get_nowait()
+                else:
+                    timeout = deadline - loop.time()
+                    if timeout <= 0:
+                        break
+                    try:
+                        job = await asyncio.wait_for(self._queue.get(), timeout)
+                    except TimeoutError:
+                        break
                 jobs.append(job)
                 size += len(job.sentences)
             self.metrics.queue_depth.set(self._queue.qsize())
@@ -217,7 +241,8 @@ class EmbeddingBatcher:
         lengths = [min(length, cap) if cap else length for job in jobs for length in job.tokens]
         rows: np.ndarray | None = None
         metrics = self.metrics
-        for chunk in token_budget_chunks(lengths, self.max_batch_tokens, self.max_batch_size):
+        for chunk in token_budget_chunks(lengths, self.max_batch_tokens, self.max_batch_size,
+                                         self.call_overhead_tokens):
             started = time.perf_counter()
             vectors = self.encoder.encode([sentences[row] for row in chunk], [languages[row] for row in chunk],
                                           batch_size=len(chunk), normalize=True)
@@ -318,7 +343,8 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     encoder = as_encoder(encoder)
     limits = limits or ServerLimits()
     metrics = ServerMetrics()
-    batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics)
+    batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics,
+                               limits.call_overhead_tokens)
     metrics.queue_wait.set_function(batcher.work.wait_seconds)
     counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
     # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
