@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 RENDERERS = ("eval_suites", "alignment", "distill_report", "emmax_report", "modular", "modular_cla_ablation",
-             "modular_la", "precision", "scale_report", "wacse", "language_id", "serve")
+             "modular_la", "precision", "scale_report", "wacse", "wacse_profile", "language_id", "serve")
 """The modules whose `render()` rewrites a docs section from stored JSON (scripts and their *_report modules)."""
 
 

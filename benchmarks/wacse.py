@@ -51,6 +51,7 @@ DEV_CHOICES: dict[str, dict[str, Any]] = {
     "eflomal-all-links": {"alignment_threshold": 0.5},
     "wtr-scale-20": {"wtr_scale": 20.0},
     "awp-one-link": {"awp_links": "one"},
+    "awp-links-together": {"awp_links": "together"},
 }
 """Issue 35's open choices, each against the defaults (all three objectives): the AWP head's warm-up or frozen
 embeddings, CLS against mean pooling, the aligner and its threshold, WTR's scale, AWP's links. Scored on dev

@@ -76,3 +76,30 @@ def test_aligned_word_prediction_over_all_links_is_the_sum_of_each_link_masked_a
                                               torch.tensor([[[-1, -1]] * 3, [[1, 1], [-1, -1], [-1, -1]]]))
     assert float(both) > 0
     assert math.isclose(float(both), float(sum(singles) + second), rel_tol=1e-5)
+
+
+def test_aligned_word_prediction_together_masks_a_rows_links_in_one_copy(tmp_path) -> None:
+    """awp_links together: one copy per row with every aligned word masked, the loss still summed over links; with
+    one link per row it is the same as all."""
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
+    from tests.helpers import tiny_sentence_transformer
+
+    model = SentenceTransformer(str(tiny_sentence_transformer(tmp_path / "m", seed=0, mask_token=True)), device="cpu")
+    model.eval()
+    loss = WordAlignedTranslationLoss(model, awp_weight=0.1, awp_links="together")
+    features = model.preprocess(["the cat sees the sea", "a dog runs home"])
+    other = model.preprocess(["die katze sieht das meer", "ein hund läuft heim"])
+    spans = torch.tensor([[[1, 2], [2, 3], [3, 4]], [[1, 2], [2, 3], [-1, -1]]])
+    two_and_one = torch.tensor([[[0, 0], [1, 2], [-1, -1]], [[1, 1], [-1, -1], [-1, -1]]])
+    copies = loss.masked_copies(features, spans, other, spans, two_and_one)
+    assert copies is not None and len(copies.input_ids) == 2 and copies.links == 3
+    mask = model.tokenizer.mask_token_id
+    assert copies.input_ids[0, 1] == mask and copies.input_ids[0, 2] == mask  # both of row 0's words, one copy
+    one_each = torch.tensor([[[1, 2], [-1, -1], [-1, -1]], [[1, 1], [-1, -1], [-1, -1]]])
+    with torch.no_grad():
+        together = loss.aligned_word_prediction(features, spans, other, spans, one_each)
+        loss.awp_links = "all"
+        apart = loss.aligned_word_prediction(features, spans, other, spans, one_each)
+    assert float(together) > 0 and math.isclose(float(together), float(apart), rel_tol=1e-6)

@@ -29,9 +29,11 @@ class WacseConfig(BitextConfig):
     wtr_weight: float = option(0.1, "gamma: weight of word translation ranking (paper: 0.1).", minimum=0)
     scale: float = option(20.0, "Similarity scale of TR (1 / temperature; DAP's code: temperature 0.05).", above=0)
     wtr_scale: float = option(1.0, "Similarity scale of WTR (paper, eq. 6: a plain cosine, 1.0).", above=0)
-    awp_links: Literal["all", "one"] = option(
+    awp_links: Literal["all", "together", "one"] = option(
         "all", "AWP masks every aligned word, each in its own copy of the sentence, summed over links (paper, "
-        "eq. 4), or one random aligned word per sentence and direction (one extra forward pass)."
+        "eq. 4; one forward pass per link); together: the same links, all of a sentence's aligned words masked in "
+        "one copy; one: one random aligned word per sentence and direction (together and one: one extra forward "
+        "pass per direction)."
     )
     awp_head_warmup_steps: int = option(
         0, "First steps in which only the AWP head trains (the encoder frozen), so a fresh head carries "

@@ -11,8 +11,10 @@ pairs whose label carries word spans and word alignments (`alignments.link_label
 - AWP, aligned word prediction (eq. 4-5): mask an aligned word of one side and predict the tokens of its
   counterpart from the masked positions with an MLM head tied to the input embeddings; when the two words
   have different token counts the longer is clipped (section 4.3). `awp_links` "all" masks every link in its
-  own copy of the sentence and sums over links (eq. 4); "one" masks one random link per sentence and
-  direction (one extra forward pass per direction instead of one per link).
+  own copy of the sentence and sums over links (eq. 4); "together" sums over the same links but masks all of
+  a sentence's aligned words in one copy (the paper does not say which); "one" masks one random link per
+  sentence and direction. "together" and "one" cost one extra forward pass per direction instead of one per
+  link.
 
 The total is alpha TR + beta AWP + gamma WTR (0.8 / 0.1 / 0.1); a weight of 0 leaves its objective out.
 With `language_embeddings`, each side is encoded under the token type its label names (the paper's Table 8
@@ -21,13 +23,25 @@ ablation; see `polyembed.models.language_embedding`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from polyembed.models.mlm_head import MaskedLanguageModelingHead
+
+
+class MaskedCopies(NamedTuple):
+    """One direction's AWP inputs: the masked copies, their attention inputs, (copy, position) of each predicted
+    token, its target token id, the link it belongs to, and the number of links."""
+
+    input_ids: torch.Tensor
+    inputs: dict[str, torch.Tensor]
+    positions: list[tuple[int, int]]
+    targets: list[int]
+    link_of: list[int]
+    links: int
 
 
 def word_vectors(tokens: torch.Tensor, spans: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -79,8 +93,8 @@ class WordAlignedTranslationLoss(nn.Module):
                  scale: float = 20.0, language_embeddings: bool = False, *, wtr_scale: float = 1.0,
                  awp_links: str = "all") -> None:
         super().__init__()
-        if awp_links not in ("all", "one"):
-            raise ValueError(f"awp_links '{awp_links}': choose all or one")
+        if awp_links not in ("all", "together", "one"):
+            raise ValueError(f"awp_links '{awp_links}': choose all, together or one")
         self.model = model
         self.language_embeddings = language_embeddings
         self.tr_weight, self.awp_weight, self.wtr_weight, self.scale = tr_weight, awp_weight, wtr_weight, scale
@@ -118,16 +132,15 @@ class WordAlignedTranslationLoss(nn.Module):
         weights = {"tr": self.tr_weight, "awp": self.awp_weight, "wtr": self.wtr_weight}
         return sum(weights[name] * value for name, value in parts.items())
 
-    def aligned_word_prediction(self, masked_side: dict[str, torch.Tensor], masked_spans: torch.Tensor,
-                                other_side: dict[str, torch.Tensor], other_spans: torch.Tensor,
-                                links: torch.Tensor) -> torch.Tensor:
-        """Eq. 4-5 in one direction: for each chosen link (x_j, y_k) a copy of the sentence with x_j's tokens
-        masked predicts y_k's first n tokens from the first n masked positions (n: the shorter word); mean
-        cross-entropy per link, summed over links, divided by N. `awp_links` "all" takes every link of a row
-        (the paper's sum), "one" a single link per row drawn from torch's generator (which the trainer
-        checkpoints): one extra pass instead of one per link."""
-        assert self.head is not None
-        transformer = self.model[0].auto_model
+    def masked_copies(self, masked_side: dict[str, torch.Tensor], masked_spans: torch.Tensor,
+                      other_side: dict[str, torch.Tensor], other_spans: torch.Tensor,
+                      links: torch.Tensor) -> MaskedCopies | None:
+        """AWP's inputs in one direction: for each chosen link (x_j, y_k) the sentence with x_j's tokens masked,
+        and the first n masked positions with the first n tokens of y_k as targets (n: the shorter word).
+        `awp_links` "all" takes every link of a row, each in its own copy (the paper's sum, one pass per link);
+        "together" every link of a row in one copy with all its aligned words masked at once (one pass per
+        row); "one" a single link per row drawn from torch's generator (which the trainer checkpoints). None
+        when no row has a link."""
         input_ids = masked_side["input_ids"]
         counts = (links[..., 0] >= 0).sum(dim=1)
         if self.awp_links == "one":
@@ -136,31 +149,50 @@ class WordAlignedTranslationLoss(nn.Module):
         else:
             chosen = [(row, slot) for row in range(len(input_ids)) for slot in range(int(counts[row]))]
         if not chosen:
-            return transformer.get_input_embeddings().weight.sum() * 0.0
-        rows = torch.tensor([row for row, _ in chosen], device=input_ids.device)
+            return None
+        if self.awp_links == "together":  # one copy per row that has links
+            copy_rows = sorted({row for row, _ in chosen})
+            copy_of = {row: copy for copy, row in enumerate(copy_rows)}
+            copy_index = [copy_of[row] for row, _ in chosen]
+        else:
+            copy_rows, copy_index = [row for row, _ in chosen], list(range(len(chosen)))
+        rows = torch.tensor(copy_rows, device=input_ids.device)
         masked = input_ids[rows].clone()
         positions: list[tuple[int, int]] = []
         targets: list[int] = []
-        copies: list[int] = []
-        for copy, (row, slot) in enumerate(chosen):
+        link_of: list[int] = []
+        for link, ((row, slot), copy) in enumerate(zip(chosen, copy_index, strict=True)):
             j, k = links[row, slot].tolist()
             (x_start, x_end), (y_start, y_end) = masked_spans[row, j].tolist(), other_spans[row, k].tolist()
             masked[copy, x_start:x_end] = self.model.tokenizer.mask_token_id
             n = min(x_end - x_start, y_end - y_start)
             positions += [(copy, x_start + t) for t in range(n)]
             targets += other_side["input_ids"][row, y_start : y_start + n].tolist()
-            copies += [copy] * n
+            link_of += [link] * n
         inputs = {key: value[rows] for key, value in masked_side.items() if key in ("attention_mask", "token_type_ids")}
-        hidden = transformer(input_ids=masked, **inputs).last_hidden_state
-        if not positions:
+        return MaskedCopies(masked, inputs, positions, targets, link_of, len(chosen))
+
+    def aligned_word_prediction(self, masked_side: dict[str, torch.Tensor], masked_spans: torch.Tensor,
+                                other_side: dict[str, torch.Tensor], other_spans: torch.Tensor,
+                                links: torch.Tensor) -> torch.Tensor:
+        """Eq. 4-5 in one direction over `masked_copies`: mean cross-entropy per link over the vocabulary, summed
+        over links, divided by N."""
+        assert self.head is not None
+        transformer = self.model[0].auto_model
+        batch = self.masked_copies(masked_side, masked_spans, other_side, other_spans, links)
+        if batch is None:
+            return transformer.get_input_embeddings().weight.sum() * 0.0
+        hidden = transformer(input_ids=batch.input_ids, **batch.inputs).last_hidden_state
+        if not batch.positions:
             return hidden.sum() * 0.0
-        index = torch.tensor(positions, device=hidden.device)
+        index = torch.tensor(batch.positions, device=hidden.device)
         logits = self.head(hidden[index[:, 0], index[:, 1]], transformer.get_input_embeddings().weight)
-        token_loss = F.cross_entropy(logits, torch.tensor(targets, device=hidden.device), reduction="none")
-        copy = torch.tensor(copies, device=hidden.device)
-        per_link = torch.zeros(len(chosen), device=hidden.device, dtype=token_loss.dtype).index_add(0, copy, token_loss)
-        per_link = per_link / torch.bincount(copy, minlength=len(chosen)).clamp(min=1)
-        return per_link.sum() / len(input_ids)
+        token_loss = F.cross_entropy(logits, torch.tensor(batch.targets, device=hidden.device), reduction="none")
+        link = torch.tensor(batch.link_of, device=hidden.device)
+        per_link = torch.zeros(batch.links, device=hidden.device, dtype=token_loss.dtype).index_add(0, link,
+                                                                                                    token_loss)
+        per_link = per_link / torch.bincount(link, minlength=batch.links).clamp(min=1)
+        return per_link.sum() / len(masked_side["input_ids"])
 
     @property
     def citation(self) -> str:
