@@ -127,6 +127,28 @@ def _bundle(run_folder: Path, pivot: str, language: str) -> Path:
     return folder
 
 
+def _pipeline_fingerprint(seed: int) -> str:
+    """Which run of `modular.py run --seed S` the rows start from (a hash of its pipeline.json, which a rerun
+    rewrites): rows and the 'no-cla' row are only compared within one pipeline."""
+    import hashlib
+
+    return hashlib.sha256((OUT / f"seed-{seed}" / "pipeline" / "pipeline.json").read_bytes()).hexdigest()[:12]
+
+
+def _results_of_pipeline(seed: int, steps: int) -> dict[str, Any]:
+    """The seed's stored rows if they start from its current pipeline; rows of another pipeline (or of an
+    unknown one) are moved aside to results-<fingerprint>.json and the rows start afresh."""
+    out = OUT / "cla-ablation" / f"seed-{seed}"
+    fingerprint = _pipeline_fingerprint(seed)
+    results = load_json(out / "results.json")
+    if results is not None and results.get("pipeline") != fingerprint:
+        stale = out / f"results-{results.get('pipeline', 'unknown')}.json"
+        (out / "results.json").rename(stale)
+        print(f"{out / 'results.json'} was measured on another seed-{seed} pipeline: moved to {stale.name}")
+        results = None
+    return results or {"seed": seed, "steps": steps, "pipeline": fingerprint, "languages": {}}
+
+
 def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mixing: str = DEFAULT_MIXING,
         with_test: bool = False, batches: str = DEFAULT_BATCHES, dev_measure: str = "retrieval",
         loss: str = DEFAULT_LOSS, schedule: str = DEFAULT_SCHEDULE) -> None:
@@ -147,7 +169,7 @@ def run(seed: int, languages: list[str], settings: list[str], max_pairs: int, mi
     config = pipeline["config"]
     pivot = pipeline["languages"][PIVOT]["stages"]["se"]["model_dir"]
     out = OUT / "cla-ablation" / f"seed-{seed}"
-    results = load_json(out / "results.json") or {"seed": seed, "steps": config["cla_steps"], "languages": {}}
+    results = _results_of_pipeline(seed, config["cla_steps"])
     for code in languages:
         student = pipeline["languages"][code]["stages"]["se"]["model_dir"]
         rows = results["languages"].setdefault(code, {})

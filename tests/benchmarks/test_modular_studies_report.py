@@ -53,3 +53,25 @@ def test_a_study_without_its_results_leaves_the_shown_section_alone(name: str, s
     module.render()
     assert docs.read_text(encoding="utf-8") == text
     assert "left alone" in capsys.readouterr().out
+
+
+def test_rows_of_another_pipeline_are_set_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rerun of the seed's pipeline makes the stored rows (and their 'no CLA' row) another pipeline's: they move
+    to results-<fingerprint>.json and the rows start afresh; rows of the current pipeline are kept."""
+    import json
+
+    module, _, results = stored_report("modular_cla_ablation", "modular-studies", SECTIONS, tmp_path / "benchmarks.md",
+                                       tmp_path, monkeypatch)
+    pipeline = results / "seed-0" / "pipeline" / "pipeline.json"
+    pipeline.parent.mkdir(parents=True)
+    pipeline.write_text('{"run": 1}', encoding="utf-8")
+    stored = results / "cla-ablation" / "seed-0"
+    fresh = module._results_of_pipeline(0, 100)  # the fixture has no fingerprint: an unknown pipeline
+    assert fresh["languages"] == {} and fresh["pipeline"] == module._pipeline_fingerprint(0)
+    assert (stored / "results-unknown.json").is_file() and not (stored / "results.json").exists()
+    fresh["languages"]["de"] = {"no-cla": {"cross": 1.0}}
+    (stored / "results.json").write_text(json.dumps(fresh), encoding="utf-8")
+    assert module._results_of_pipeline(0, 100)["languages"] == {"de": {"no-cla": {"cross": 1.0}}}
+    pipeline.write_text('{"run": 2}', encoding="utf-8")
+    assert module._results_of_pipeline(0, 100)["languages"] == {}
+    assert (stored / f"results-{fresh['pipeline']}.json").is_file()
