@@ -268,15 +268,18 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
     render()
 
 
+OVERHEADS = [0, 8, 16, 32, 64, 128, 256, 1_000_000]
+"""`call_overhead_tokens` values `calls` tries; the last never cuts a batch (one padded call per batch)."""
+
+
 def call_costs(models: list[str], backends: list[str]) -> None:
-    """Each model and backend on the server's core: the fixed cost of one model call in padded tokens (a least-squares
-    fit of seconds = a + b x padded tokens over calls of 1-64 sentences, similar and mixed lengths: a / b), and what
-    cutting requests' batches into calls of similar length (`token_budget_chunks` at that cost) gives against one
-    padded call per batch. -> serve.json "call_costs"."""
+    """Each model and backend on the server's core, one thread: sentences/s encoding the open loop's requests
+    batched as the server batches them (16 sentences: one request; 64: four), the batch cut into calls by
+    `token_budget_chunks` at each `call_overhead_tokens` of OVERHEADS. -> serve.json "call_costs"."""
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:
         for backend in backends:
-            print(f"{model} {backend}: timing model calls", flush=True)
+            print(f"{model} {backend}: timing batches cut at each call cost", flush=True)
             done = subprocess.run(["taskset", "-c", SERVER_CORE, sys.executable, str(Path(__file__)), "calls-inner",
                                    model, backend], capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
             if done.returncode != 0:
@@ -287,46 +290,31 @@ def call_costs(models: list[str], backends: list[str]) -> None:
 
 
 def _call_costs_here(model: str, backend: str) -> dict[str, Any]:
-    """The measurement of `call_costs` in this process (pinned by the caller)."""
-    import numpy as np
-
+    """The measurement of `call_costs` in this process (pinned by the caller): best of two passes per setting."""
     from polyembed.models.backends import load_with_backend
     from polyembed.serve.app import token_budget_chunks
 
     encoder = load_with_backend(model, backend)
     texts = _sentences(512)
     lengths = [len(ids) for ids in encoder.tokenizer(texts, add_special_tokens=True)["input_ids"]]
-    ranked = sorted(range(len(texts)), key=lambda row: lengths[row])
-
-    def timed(rows: list[int]) -> float:
-        started = time.perf_counter()
-        encoder.encode([texts[row] for row in rows], batch_size=len(rows), normalize=True)
-        return time.perf_counter() - started
-
-    timed(list(range(64)))  # warm-up
-    padded, seconds = [], []
-    for size in (1, 2, 4, 8, 16, 32, 64):
-        for order in (ranked, list(range(len(texts)))):  # similar lengths, then the sentences in turn
-            for start in range(0, len(texts) - size + 1, max(size, len(texts) // 8))[:8]:
-                rows = order[start:start + size]
-                padded.append(max(lengths[row] for row in rows) * len(rows))
-                seconds.append(timed(rows))
-    slope, intercept = np.polyfit(np.array(padded, float), np.array(seconds), 1)
-    overhead = float(intercept / slope) if slope > 0 else 0.0
-    result: dict[str, Any] = {"overhead_tokens": round(overhead, 1), "seconds_per_token": float(slope),
-                              "seconds_per_call": float(intercept), "calls_timed": len(padded), "batches": {}}
-    for size in (16, 64):  # a batch of one 16-sentence request, and of four
+    encoder.encode(texts[:64], batch_size=64)  # warm-up
+    result: dict[str, Any] = {}
+    for size in (16, 64):
         batches = [list(range(start, start + size)) for start in range(0, len(texts) - size + 1, size)]
-        whole = sum(timed(rows) for rows in batches)
-        cut = 0.0
-        calls = 0
-        for rows in batches:
-            for chunk in token_budget_chunks([lengths[row] for row in rows], 16_384, 64, max(overhead, 0.0)):
-                cut += timed([rows[index] for index in chunk])
-                calls += 1
-        result["batches"][str(size)] = {"one_call_sentences_per_s": round(len(batches) * size / whole, 1),
-                                        "cut_sentences_per_s": round(len(batches) * size / cut, 1),
-                                        "calls_per_batch": round(calls / len(batches), 2)}
+        by_overhead: dict[str, dict[str, float]] = {}
+        for overhead in OVERHEADS:
+            plans = [[[rows[i] for i in chunk] for chunk in token_budget_chunks([lengths[r] for r in rows], 16_384,
+                                                                                64, overhead)] for rows in batches]
+            best = float("inf")
+            for _ in range(2):
+                started = time.perf_counter()
+                for plan in plans:
+                    for chunk in plan:
+                        encoder.encode([texts[row] for row in chunk], batch_size=len(chunk), normalize=True)
+                best = min(best, time.perf_counter() - started)
+            by_overhead[str(overhead)] = {"sentences_per_s": round(len(batches) * size / best, 1),
+                                          "calls_per_batch": round(sum(map(len, plans)) / len(plans), 2)}
+        result[str(size)] = by_overhead
     return result
 
 
@@ -426,18 +414,20 @@ def render() -> None:
                          + " | ".join(_cell(runs.get(rate)) for rate in rates) + " |")
     costs = saved.get("call_costs")
     if costs:
-        lines += ["", "Model calls (`python benchmarks/serve.py calls`, the server's core, one thread): the fixed cost "
-                  "of one call in padded tokens (least-squares fit of seconds = a + b x padded tokens over calls of "
-                  "1-64 sentences: a / b), and sentences/s encoding the open loop's requests with one padded call per "
-                  "batch against calls cut by length at that cost (`token_budget_chunks`, what the server does):", "",
-                  "| model | backend | call cost (tokens) | one call, 16-sentence batches | cut | one call, "
-                  "64-sentence batches | cut | calls per 64-sentence batch |", "|---|---|---|---|---|---|---|---|"]
+        shown = [value for value in map(str, OVERHEADS) if all(value in cost[size] for cost in costs.values()
+                                                                for size in cost)]
+        label = {str(OVERHEADS[-1]): "never cut"}
+        lines += ["", "Batches cut by length (`python benchmarks/serve.py calls`, the server's core, one thread): "
+                  "sentences/s encoding the open loop's sentences in batches of 16 (one request) and 64 (four), each "
+                  "batch cut into model calls by `token_budget_chunks` at each `--call-overhead-tokens` (best of two "
+                  "passes; calls per batch in brackets):", "",
+                  "| model | backend | sentences / batch | " + " | ".join(label.get(v, v) for v in shown) + " |",
+                  "|---|---|---|" + "---|" * len(shown)]
         for key, cost in costs.items():
             model, backend = key.split("/", 1)
-            small, large = cost["batches"]["16"], cost["batches"]["64"]
-            lines.append(f"| {model} | {backend} | {cost['overhead_tokens']} | {small['one_call_sentences_per_s']} | "
-                         f"{small['cut_sentences_per_s']} | {large['one_call_sentences_per_s']} | "
-                         f"{large['cut_sentences_per_s']} | {large['calls_per_batch']} |")
+            for size, by_overhead in cost.items():
+                lines.append(f"| {model} | {backend} | {size} | " + " | ".join(
+                    f"{by_overhead[v]['sentences_per_s']} ({by_overhead[v]['calls_per_batch']})" for v in shown) + " |")
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)

@@ -60,7 +60,7 @@ def run(batches: int, batch_size: int, seed: int) -> None:
     for number in range(batches + 1):  # the first batch warms up and is not counted
         rows = order[number * batch_size:(number + 1) * batch_size]
         chunk = data[rows]
-        features = [model.tokenize([prompt + text for text in chunk[column]]) for column in ("english", "other")]
+        features = [model.preprocess([prompt + text for text in chunk[column]]) for column in ("english", "other")]
         labels = torch.tensor(chunk["label"])
         for name, loss in losses.items():
             model.zero_grad(set_to_none=True)
