@@ -96,10 +96,10 @@ def serve_command(
         min=1)] = 16_384,
     call_overhead_tokens: Annotated[float, typer.Option(
         help="What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
-        "inputs where that saves more padding (0: wherever it saves any).", min=0)] = 32.0,
+        "inputs where that saves more padding (0: wherever it saves any).", min=0)] = 64.0,
     max_wait_ms: Annotated[float, typer.Option(
-        help="How long the first request of a batch waits for others (0: a batch takes what queued while the "
-        "previous one encoded).", min=0, max=10_000)] = 0.0,
+        help="How long the first request of a batch waits for others (requests queued during the previous batch "
+        "join at once; 0: an idle server starts at once).", min=0, max=10_000)] = 5.0,
     max_request_tokens: Annotated[
         int, typer.Option(help="Most tokens in one request, all inputs together (more: 413).", min=1)
     ] = 65_536,

@@ -1,6 +1,7 @@
 """The serving renderer on stored results (tests/benchmarks/fixtures/serve: the run of 2026-11-26 trimmed to
-minilm-en int8, me5-small torch and Infinity's me5-small torch): sustainable rates, overload statuses, the
-open-loop table over every server's own rates ('-' where a rate was not offered), byte-stable."""
+minilm-en int8, me5-small torch and Infinity's me5-small torch, and two rows of `serve.py calls`): sustainable
+rates, overload statuses, the open-loop table over every server's own rates ('-' where a rate was not offered),
+the batch-cutting table, byte-stable."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
     assert "| polyembed | minilm-en | onnx-int8 | 1 | - | - | 50.0/s, p50 " in first  # minilm-en ran from 50/s
     assert "'-': not offered to that server" in first
     assert "`polyembed_queue_wait_seconds`" in first  # the metric names scraped during the load
+    # batches cut by length at each --call-overhead-tokens, calls per batch in brackets; the last never cuts
+    assert "| model | backend | sentences / batch | 0 | 8 | 16 | 32 | 64 | 128 | 256 | never cut |" in first
+    assert "| me5-small | torch | 64 | 35.8 (64.0) | 70.5 (8.0) |" in first and "| 53.8 (1.0) |" in first
     module.render()
     assert docs.read_text(encoding="utf-8") == first
 

@@ -337,7 +337,7 @@ def test_a_batch_is_cut_by_length_only_where_the_padding_saved_outweighs_a_call(
 
 
 def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encoder) -> None:
-    """max_wait_ms 0 (the default): the requests that arrive while a batch encodes are encoded together next."""
+    """Even at max_wait_ms 0, the requests that arrive while a batch encodes are encoded together next."""
     import asyncio
 
     from polyembed.serve.app import EmbeddingBatcher
@@ -353,7 +353,7 @@ def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encod
     slow.encode = recording
 
     async def scenario() -> list[np.ndarray]:
-        batcher = EmbeddingBatcher(slow, call_overhead_tokens=10_000)  # one call per batch
+        batcher = EmbeddingBatcher(slow, max_wait_ms=0, call_overhead_tokens=10_000)  # one call per batch
         await batcher.start()
         try:
             slow.delay = 0.3

@@ -56,13 +56,13 @@ class ServerLimits(Options):
         16_384, "Most padded tokens (longest input x inputs) in one model call; a batch above it is split into "
         "calls of similar-length inputs.", minimum=1)
     call_overhead_tokens: float = option(
-        32.0, "What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
+        64.0, "What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
         "inputs wherever that saves more padding than this (0: wherever any padding is saved). "
-        "`benchmarks/serve.py calls` measures it per model and backend (docs/benchmarks.md).", minimum=0)
+        "`benchmarks/serve.py calls` measures the throughput of each value per model and backend.", minimum=0)
     max_wait_ms: float = option(
-        0.0, "How long the first request of a batch waits for others to join it. At 0 a batch takes the requests "
-        "that queued while the previous one encoded, and an idle server starts at once.", minimum=0,
-        maximum=10_000)
+        5.0, "How long the first request of a batch waits for others to join it (the requests that queued while "
+        "the previous batch encoded join at once). At 0 an idle server starts on a request at once; the wait "
+        "lets cheap single-sentence requests share calls at high rates.", minimum=0, maximum=10_000)
     max_request_tokens: int = option(
         65_536, "Most tokens in one request (the model tokenizer's count, all inputs together); more is a 413.",
         minimum=1)
@@ -111,7 +111,7 @@ class _Job:
 
 
 def token_budget_chunks(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int,
-                        call_overhead_tokens: float = 32.0) -> list[list[int]]:
+                        call_overhead_tokens: float = 64.0) -> list[list[int]]:
     """Row indices grouped into model calls of similar length: rows sorted longest first, each call at most
     `max_batch_size` rows and at most `max_batch_tokens` padded tokens (its longest row x its rows; a row longer
     than the budget gets a call of its own). Of the ways to cut the sorted rows into such calls, the one with the
@@ -141,9 +141,9 @@ class EmbeddingBatcher:
     """Dynamic batching: requests that arrive together share one `encode` call per language; the model runs on
     one worker thread so the event loop keeps accepting requests while it encodes."""
 
-    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 0.0,
+    def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0,
                  max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None,
-                 call_overhead_tokens: float = 32.0) -> None:
+                 call_overhead_tokens: float = 64.0) -> None:
         self.encoder = as_encoder(encoder)
         self.work = WorkQueue()
         self.max_batch_size = max_batch_size
