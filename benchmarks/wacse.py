@@ -220,7 +220,23 @@ def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> No
                                   "best": trained.get("best"),
                                   "wall_seconds": trained.get("wall_seconds"), "sts": sts(trained["model_dir"])}
             write_json(path, saved)
-    print("\n".join(dev_table(saved)))
+    render_dev()
+
+
+DEV_START, DEV_END = "<!-- wacse-dev:start -->", "<!-- wacse-dev:end -->"
+
+
+def render_dev() -> None:
+    """The dev-choice table's docs section, from dev.json (left alone where no dev.json is stored)."""
+    path = OUT / "dev.json"
+    if not path.is_file():
+        if missing_tables(DOCS, DEV_START, DEV_END, {"dev": "python benchmarks/wacse.py dev"}, set()):
+            print("no saved dev choices here: the docs section is left alone")
+        return
+    lines = [DEV_START, "### WACSE dev choices (issue 35)", "", *dev_table(json.loads(path.read_text("utf-8"))),
+             "", DEV_END]
+    replace_section(DOCS, DEV_START, DEV_END, "\n".join(lines))
+    print("\n".join(lines))
 
 
 def dev_table(saved: dict[str, Any]) -> list[str]:
@@ -273,6 +289,7 @@ def _load() -> dict[str, Any] | None:
 
 
 def render() -> None:
+    render_dev()
     payload = _load()
     command = "python benchmarks/wacse.py run"
     if payload is None:
