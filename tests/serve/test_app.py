@@ -300,6 +300,19 @@ class SlowEncoder:
         return self.inner.encode(sentences, batch_size=batch_size)
 
 
+def _record_calls(slow: SlowEncoder) -> list[list[str]]:
+    """The sentences of each encode call `slow` gets from now on, in order."""
+    calls: list[list[str]] = []
+    inner_encode = slow.encode
+
+    def recording(sentences, language=None, **kwargs):
+        calls.append(list(sentences))
+        return inner_encode(sentences, language, **kwargs)
+
+    slow.encode = recording
+    return calls
+
+
 def test_ready_after_warm_up_and_health_always(encoder) -> None:
     app = create_app(encoder)
     assert app.state.ready is False  # not started: a load balancer would get 503 from /ready
@@ -343,14 +356,7 @@ def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encod
     from polyembed.serve.app import EmbeddingBatcher
 
     slow = SlowEncoder(encoder)
-    calls: list[list[str]] = []
-    inner_encode = slow.encode
-
-    def recording(sentences, language=None, **kwargs):
-        calls.append(list(sentences))
-        return inner_encode(sentences, language, **kwargs)
-
-    slow.encode = recording
+    calls = _record_calls(slow)
 
     async def scenario() -> list[np.ndarray]:
         batcher = EmbeddingBatcher(slow, max_wait_ms=0, call_overhead_tokens=10_000)  # one call per batch
@@ -406,14 +412,7 @@ def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
     from polyembed.serve.app import EmbeddingBatcher
 
     slow = SlowEncoder(encoder)
-    calls: list[list[str]] = []
-    inner_encode = slow.encode
-
-    def recording(sentences, language=None, **kwargs):
-        calls.append(list(sentences))
-        return inner_encode(sentences, language, **kwargs)
-
-    slow.encode = recording
+    calls = _record_calls(slow)
 
     async def scenario() -> np.ndarray:
         batcher = EmbeddingBatcher(slow, max_wait_ms=0)
