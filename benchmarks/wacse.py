@@ -188,15 +188,61 @@ def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> N
     render()
 
 
+def dev_fingerprint(options: dict[str, Any] | None = None, config_file: Path | None = None) -> str:
+    """A short hash of every option a WACSE run trains with (the choice's options over today's defaults, or a run
+    folder's config.yaml), housekeeping and the output folder aside: rows trained before a default changed stop
+    counting for that choice, and two choices that resolve to the same run share it."""
+    import dataclasses
+    import hashlib
+
+    from polyembed.config import build_config
+    from polyembed.methods.base.run import HOUSEKEEPING_OPTIONS
+    from polyembed.methods.wacse.config import WacseConfig
+
+    config, _ = build_config(WacseConfig, config_file, options or {})
+    resolved = {key: value for key, value in dataclasses.asdict(config).items()
+                if key not in HOUSEKEEPING_OPTIONS and key != "output_dir"}
+    return hashlib.sha256(json.dumps(resolved, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+
+
+def _choice_options(name: str, steps: int, batch_size: int, seed: int) -> dict[str, Any]:
+    return {**DEV_CHOICES[name], "max_steps": steps, "batch_size": batch_size, "seed": seed}
+
+
+def _dev_fingerprints(saved: dict[str, Any]) -> dict[str, str]:
+    """The fingerprint each saved run key ('choice/seed-S') would have today at the saved steps and batch size."""
+    out = {}
+    for key in saved["runs"]:
+        name, _, seed = key.partition("/seed-")
+        if name in DEV_CHOICES and seed.isdigit():
+            out[key] = dev_fingerprint(_choice_options(name, saved["steps"], saved["batch_size"], int(seed)))
+    return out
+
+
+def _load_dev() -> dict[str, Any] | None:
+    """dev.json, if stored; a run saved before fingerprints gets its folder's (config.yaml says what it trained)."""
+    path = OUT / "dev.json"
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    for key, run in saved["runs"].items():
+        name, _, seed = key.partition("/seed-")
+        config_file = OUT / "dev" / f"seed-{seed}" / name / "config.yaml"
+        if "fingerprint" not in run and seed and config_file.is_file():
+            run["fingerprint"] = dev_fingerprint(config_file=config_file)
+    return saved
+
+
 def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> None:
-    """Train each choice per seed and score it on dev splits (dev.json); prints the table."""
+    """Train each choice per seed and score it on dev splits (dev.json); prints the table. A choice whose options
+    resolve to a run already scored for that seed (e.g. after a default changed) reuses that run's scores."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.registry import get_task
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import load_model
 
     path = OUT / "dev.json"
-    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    saved = _load_dev() or {"runs": {}}
     saved |= {"steps": steps, "batch_size": batch_size, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
     task = get_task("kardes-sts", languages=["en", *DEV_STS_LANGUAGES], split="dev")
 
@@ -206,18 +252,26 @@ def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> No
 
     if "me5-small" not in saved["runs"]:
         saved["runs"]["me5-small"] = {"sts": sts("me5-small")}
-        write_json(path, saved)
+    write_json(path, saved)
     for seed in seeds:
         for name in choices:
-            key = f"{name}/seed-{seed}"
-            done = saved["runs"].get(key, {})
-            if (done.get("options"), done.get("steps"), done.get("batch_size")) == (DEV_CHOICES[name], steps,
-                                                                                    batch_size):
-                continue  # a run at other steps or batch size is trained again, never mixed in
-            trained = run_stage("wacse", OUT / "dev" / f"seed-{seed}" / name, True, **DEV_CHOICES[name],
-                                max_steps=steps, batch_size=batch_size, seed=seed, keep_checkpoints=False)
+            key, options = f"{name}/seed-{seed}", _choice_options(name, steps, seed=seed, batch_size=batch_size)
+            fingerprint = dev_fingerprint(options)
+            if saved["runs"].get(key, {}).get("fingerprint") == fingerprint:
+                continue  # a run at other options, steps or batch size is trained again, never mixed in
+            same = [other for other, run in saved["runs"].items() if other.endswith(f"/seed-{seed}")
+                    and run.get("fingerprint") == fingerprint and "sts" in run]
+            if same:
+                saved["runs"][key] = {**saved["runs"][same[0]], "options": DEV_CHOICES[name], "same_run_as": same[0]}
+                write_json(path, saved)
+                continue
+            folder = OUT / "dev" / f"seed-{seed}" / name
+            if (folder / "config.yaml").is_file() and dev_fingerprint(config_file=folder / "config.yaml") != \
+                    fingerprint:  # trained before a default changed: set aside, not mixed in
+                folder.rename(folder.with_name(f"{name}-{dev_fingerprint(config_file=folder / 'config.yaml')}"))
+            trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
             saved["runs"][key] = {"options": DEV_CHOICES[name], "steps": steps, "batch_size": batch_size,
-                                  "best": trained.get("best"),
+                                  "fingerprint": fingerprint, "best": trained.get("best"),
                                   "wall_seconds": trained.get("wall_seconds"), "sts": sts(trained["model_dir"])}
             write_json(path, saved)
     render_dev()
@@ -228,20 +282,21 @@ DEV_START, DEV_END = "<!-- wacse-dev:start -->", "<!-- wacse-dev:end -->"
 
 def render_dev() -> None:
     """The dev-choice table's docs section, from dev.json (left alone where no dev.json is stored)."""
-    path = OUT / "dev.json"
-    if not path.is_file():
+    saved = _load_dev()
+    if saved is None:
         if missing_tables(DOCS, DEV_START, DEV_END, {"dev": "python benchmarks/wacse.py dev"}, set()):
             print("no saved dev choices here: the docs section is left alone")
         return
-    lines = [DEV_START, "### WACSE dev choices (issue 35)", "", *dev_table(json.loads(path.read_text("utf-8"))),
+    lines = [DEV_START, "### WACSE dev choices (issue 35)", "", *dev_table(saved, _dev_fingerprints(saved)),
              "", DEV_END]
     replace_section(DOCS, DEV_START, DEV_END, "\n".join(lines))
     print("\n".join(lines))
 
 
-def dev_table(saved: dict[str, Any]) -> list[str]:
+def dev_table(saved: dict[str, Any], fingerprints: dict[str, str]) -> list[str]:
     """One row per choice: dev retrieval (mean of both directions, the kept checkpoint's) and Kardes STS dev,
-    each the mean over seeds; the change against the defaults in brackets."""
+    each the mean over seeds; the change against the defaults in brackets. Only runs whose fingerprint is the
+    choice's today (`fingerprints`, by run key) count: the saved budget and today's defaults."""
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
 
@@ -249,7 +304,7 @@ def dev_table(saved: dict[str, Any]) -> list[str]:
     cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
     for name in DEV_CHOICES:
         runs = [run for key, run in saved["runs"].items() if key.split("/")[0] == name
-                and run.get("steps", saved.get("steps")) == saved.get("steps")]  # the last run's budget only
+                and run.get("fingerprint") is not None and run.get("fingerprint") == fingerprints.get(key)]
         if not runs:
             continue
         rows[name] = {

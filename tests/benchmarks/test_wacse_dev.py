@@ -1,4 +1,5 @@
-"""The WACSE dev-choice table: means over seeds and the change against the defaults."""
+"""The WACSE dev-choice table: means over seeds and the change against the defaults, only runs trained with
+today's options counting; a choice that resolves to a run already scored reuses it."""
 
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPat
         "defaults/seed-0": {"best": {"eval_dev_mean_accuracy": 0.80}, "sts": sts},
         "defaults/seed-1": {"best": {"eval_dev_mean_accuracy": 0.82}, "sts": sts},
         "cls-pooling/seed-0": {"best": {"eval_dev_mean_accuracy": 0.78}, "sts": better},
-        "cls-pooling/seed-1": {"steps": 100, "best": {"eval_dev_mean_accuracy": 0.5}, "sts": sts},  # other budget
+        "cls-pooling/seed-1": {"best": {"eval_dev_mean_accuracy": 0.5}, "sts": sts},  # trained at other options
     }}
-    table = "\n".join(wacse.dev_table(saved))
+    fingerprints = {key: f"now-{key}" for key in saved["runs"]}
+    for key in ("defaults/seed-0", "defaults/seed-1", "cls-pooling/seed-0"):
+        saved["runs"][key]["fingerprint"] = f"now-{key}"
+    saved["runs"]["cls-pooling/seed-1"]["fingerprint"] = "before"
+    table = "\n".join(wacse.dev_table(saved, fingerprints))
     assert "| me5-small (untrained) | - | - | - | 60.00 | 70.00 |" in table
     assert "| defaults | the defaults | 2 | 81.00 | 60.00 | 70.00 |" in table
     assert "| cls-pooling | pooling=cls | 1 | 78.00 (-3.00) | 62.00 (+2.00) | 72.00 (+2.00) |" in table
@@ -38,9 +43,11 @@ def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pyte
     monkeypatch.setattr(wacse, "OUT", tmp_path)
     monkeypatch.setattr(wacse, "DOCS", docs)
     sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
+    now = wacse.dev_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
     (tmp_path / "dev.json").write_text(json.dumps({"steps": 100, "batch_size": 32, "machine": "x86_64, 2 cores",
                                                    "runs": {"me5-small": {"sts": sts}, "defaults/seed-0": {
-                                                       "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts}}}),
+                                                       "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts,
+                                                       "fingerprint": now}}}),
                                        encoding="utf-8")
     wacse.render_dev()
     first = docs.read_text(encoding="utf-8")
@@ -48,3 +55,64 @@ def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pyte
     assert first.endswith("<!-- wacse-dev:end -->\n\nNotes\n")
     wacse.render_dev()
     assert docs.read_text(encoding="utf-8") == first
+
+
+def test_the_fingerprint_is_of_the_resolved_options(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    defaults = wacse.dev_fingerprint({"max_steps": 100, "seed": 0})
+    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "pooling": "model"}) == defaults  # a default spelt out
+    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "keep_checkpoints": False,
+                                  "output_dir": str(tmp_path)}) == defaults  # housekeeping and folder aside
+    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 1}) != defaults
+    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
+    run = tmp_path / "config.yaml"  # a run folder's config.yaml, as training writes it
+    run.write_text(yaml.safe_dump({"max_steps": 100, "seed": 0, "output_dir": "elsewhere"}), encoding="utf-8")
+    assert wacse.dev_fingerprint(config_file=run) == defaults
+
+
+def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A choice whose options resolve to a run already scored for that seed (as 'defaults' once a choice becomes
+    the default) reuses its scores; a run folder trained with other options is set aside (renamed with its
+    fingerprint), never resumed or mixed in."""
+    import json
+
+    import yaml
+
+    import polyembed.eval.api
+    import polyembed.methods.modular.pipeline
+    import polyembed.models.loading
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    monkeypatch.setattr(wacse, "OUT", tmp_path)
+    monkeypatch.setattr(wacse, "render_dev", lambda: None)
+    choice = next(name for name, options in wacse.DEV_CHOICES.items() if options)
+    budget = {"max_steps": 100, "batch_size": 32, "seed": 0}
+    scored = {"fingerprint": wacse.dev_fingerprint(budget), "sts": {"en-kk": 1.0},
+              "best": {"eval_dev_mean_accuracy": 0.9}}
+    (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": scored}}),
+                                       encoding="utf-8")
+    folder = tmp_path / "dev" / "seed-0" / choice
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(budget), encoding="utf-8")  # trained as the defaults
+    trained = []
+
+    def run_stage(method: str, path, show_progress: bool, **options) -> dict:
+        trained.append((method, path, options))
+        return {"model_dir": str(path / "model"), "best": {"eval_dev_mean_accuracy": 0.5}, "wall_seconds": 1.0}
+
+    monkeypatch.setattr(polyembed.methods.modular.pipeline, "run_stage", run_stage)
+    monkeypatch.setattr(polyembed.models.loading, "load_model", lambda path: path)
+    monkeypatch.setattr(polyembed.eval.api, "evaluate", lambda model, tasks, show_progress: type(
+        "Result", (), {"scores": []})())
+    wacse.dev([0], 100, 32, ["defaults", choice])
+    assert trained == [("wacse", folder, {**wacse.DEV_CHOICES[choice], **budget, "keep_checkpoints": False})]
+    assert (folder.parent / f"{choice}-{scored['fingerprint']}" / "config.yaml").is_file()  # set aside
+    saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))["runs"]
+    assert saved["defaults/seed-0"]["same_run_as"] == "earlier/seed-0"
+    assert saved["defaults/seed-0"]["sts"] == {"en-kk": 1.0}
+    assert saved[f"{choice}/seed-0"]["fingerprint"] == wacse.dev_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})
