@@ -1,11 +1,11 @@
-"""Benchmarks of the scale-out parts (issue 17); results -> results/bench/scale, docs/benchmarks.md.
+"""Benchmarks of the scale-out parts (issue 17); results -> results/bench/scale, docs/benchmarks.md. Serving under
+load has its own script, `benchmarks/serve.py`.
 
   python benchmarks/scale.py export    # ONNX fp32 / int8 against torch fp32: speed, STS-B test and Tatoeba kept
   python benchmarks/scale.py mining    # faiss exact vs IVF vs HNSW on 100k x 100k noisy-copy vectors: time, memory, F1
   python benchmarks/scale.py bucc      # bucc-like-mining F1 of me5-small and a distilled student
   python benchmarks/scale.py stream    # streaming encode: peak memory 20k vs 200k lines, speed, kill + resume
   python benchmarks/scale.py throughput  # only stream's speed comparison with plain sentence-transformers
-  python benchmarks/scale.py serve     # polyembed serve on loopback: 200 concurrent clients, latency, bad requests
   python benchmarks/scale.py render    # rewrite the docs section from saved JSON
 
 Every number comes from a real run on this machine (2 CPU threads for encoding, as the brief's references).
@@ -30,7 +30,7 @@ OUT = REPO / "results" / "bench" / "scale"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- scale:start -->", "<!-- scale:end -->"
 TATOEBA_LANGUAGES = ["deu", "amh", "kaz", "swh"]
-TABLES = ("export", "mining", "bucc", "stream", "serve")
+TABLES = ("export", "mining", "bucc", "stream")
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
@@ -276,84 +276,6 @@ def stream(model: str, sizes: list[int]) -> None:
                      "resume": resume, "machine": machine()})
 
 
-BAD_REQUESTS = [
-    b"{not json", b'["a list"]', b'{"model": "m"}', b'{"input": 3}', b'{"input": []}', b'{"input": [""]}',
-    b'{"input": [[1, 2]]}', b'{"input": "x", "language": "xq1"}', b'{"input": "x", "dimensions": 7}',
-    b'{"input": "x", "encoding_format": "int8"}',
-]
-
-
-def serve(model: str, clients: int, requests_per_client: int, port: int = 8765) -> None:
-    """Start `polyembed serve` on 127.0.0.1, send `clients` concurrent clients x `requests_per_client` requests
-    (one sentence each), then the malformed-request suite, then one more good request: latency percentiles,
-    throughput, errors, and whether every bad request got a 4xx while the server kept serving."""
-    import asyncio
-
-    import httpx
-
-    from polyembed.data.registry import get_dataset
-    from polyembed.data.root import data_root
-
-    sentences = (get_dataset("stsbenchmark").path(data_root()) / "sts-test.csv").read_text(
-        encoding="utf-8").splitlines()
-    texts = [line.split("\t")[5] for line in sentences if line.count("\t") >= 6][:2000]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "serve", "-m", model, "--port", str(port), "--max-wait-ms", "10"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "2"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                httpx.get(f"{url}/health", timeout=2)
-                break
-            except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the server did not start") from None
-                time.sleep(0.5)
-
-        async def client(index: int, http: httpx.AsyncClient, latencies: list[float], errors: list[str]) -> None:
-            for request in range(requests_per_client):
-                text = texts[(index * requests_per_client + request) % len(texts)]
-                started = time.perf_counter()
-                try:
-                    reply = await http.post(f"{url}/v1/embeddings", json={"input": text}, timeout=300)
-                    if reply.status_code != 200:
-                        errors.append(str(reply.status_code))
-                except httpx.HTTPError as err:
-                    errors.append(type(err).__name__)
-                latencies.append(time.perf_counter() - started)
-
-        async def load() -> tuple[list[float], list[str], float]:
-            latencies: list[float] = []
-            errors: list[str] = []
-            limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-            async with httpx.AsyncClient(limits=limits) as http:
-                started = time.perf_counter()
-                await asyncio.gather(*(client(i, http, latencies, errors) for i in range(clients)))
-                return latencies, errors, time.perf_counter() - started
-
-        latencies, errors, seconds = asyncio.run(load())
-        bad = [httpx.post(f"{url}/v1/embeddings", content=body, headers={"content-type": "application/json"},
-                          timeout=30).status_code for body in BAD_REQUESTS]
-        still_serving = httpx.post(f"{url}/v1/embeddings", json={"input": "still here?"}, timeout=30).status_code
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    ordered = sorted(latencies)
-    result = {
-        "model": model, "clients": clients, "requests": len(latencies), "errors": len(errors),
-        "error_kinds": sorted(set(errors)), "seconds": round(seconds, 1),
-        "requests_per_second": round(len(latencies) / seconds, 1),
-        "p50_ms": round(1000 * ordered[len(ordered) // 2], 1),
-        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1),
-        "bad_request_statuses": bad, "served_after_bad_requests": still_serving,
-    }
-    print(result, flush=True)
-    _save("serve", {**result, "machine": machine()})
-
-
 def main() -> None:
     from polyembed.messages import show_messages
 
@@ -373,10 +295,6 @@ def main() -> None:
     p = sub.add_parser("throughput", help="only the stream benchmark's plain-ST comparison, best of 2")
     p.add_argument("--model", default="minilm-en")
     p.add_argument("--size", type=int, default=20_000)
-    p = sub.add_parser("serve")
-    p.add_argument("--model", default="minilm-en")
-    p.add_argument("--clients", type=int, default=200)
-    p.add_argument("--requests", type=int, default=5, help="requests per client")
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "export":
@@ -389,8 +307,6 @@ def main() -> None:
         stream(args.model, args.sizes)
     elif args.command == "throughput":
         throughput(args.model, args.size)
-    elif args.command == "serve":
-        serve(args.model, args.clients, args.requests)
     from scale_report import render
 
     print(render())

@@ -1,11 +1,11 @@
-"""The scale benchmark's docs section (export, mining, BUCC, streaming, serving), rendered from the saved JSON of
+"""The scale benchmark's docs section (export, mining, BUCC, streaming), rendered from the saved JSON of
 `benchmarks/scale.py`."""
 
 from __future__ import annotations
 
 import numpy as np
 from docs_sections import missing_tables, replace_section
-from scale import BAD_REQUESTS, DOCS, END, OUT, START, TABLES, TATOEBA_LANGUAGES, _load
+from scale import DOCS, END, OUT, START, TABLES, TATOEBA_LANGUAGES, _load
 
 
 def _model_label(name: str) -> str:
@@ -13,8 +13,9 @@ def _model_label(name: str) -> str:
     return "distilled demo student (seed 0)" if name.startswith("results/bench/distill/recipe-minilm-old") else name
 
 
-def _tatoeba_mean(scores: dict[str, float]) -> float:
-    return float(np.mean([v for k, v in scores.items() if k.startswith("tatoeba/") and not k.endswith("avg")]))
+def _tatoeba_mean(scores: dict[str, float]) -> float | None:
+    values = [v for k, v in scores.items() if k.startswith("tatoeba/") and not k.endswith("avg")]
+    return float(np.mean(values)) if values else None
 
 
 def render() -> str:
@@ -41,7 +42,8 @@ def render() -> str:
                     value, reference = result["scores"].get(key), base["scores"].get(key)
                     cells += ["-", "-"] if value is None else [f"{value:.2f}", f"{100 * value / reference:.1f}%"]
                 tatoeba, base_tatoeba = _tatoeba_mean(result["scores"]), _tatoeba_mean(base["scores"])
-                cells += [f"{tatoeba:.2f}", f"{100 * tatoeba / base_tatoeba:.1f}%"]
+                cells += ["-", "-"] if tatoeba is None or not base_tatoeba else [
+                    f"{tatoeba:.2f}", f"{100 * tatoeba / base_tatoeba:.1f}%"]
                 lines.append(
                     f"| {name} | {label} | {result['sentences_per_second']} | "
                     f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
@@ -101,20 +103,6 @@ def render() -> str:
                 "uninterrupted run's.",
                 "",
             ]
-    served = _load("serve")
-    if served:
-        lines += [
-            f"`python benchmarks/scale.py serve`: `polyembed serve -m {served['model']}` on 127.0.0.1, "
-            f"{served['clients']} concurrent clients, one sentence per request, then {len(BAD_REQUESTS)} malformed "
-            "requests and one more good one.",
-            "",
-            "| requests | errors | seconds | requests/s | p50 ms | p99 ms | malformed: statuses | served after |",
-            "|---|---|---|---|---|---|---|---|",
-            f"| {served['requests']} | {served['errors']} | {served['seconds']} | {served['requests_per_second']} | "
-            f"{served['p50_ms']} | {served['p99_ms']} | {', '.join(map(str, served['bad_request_statuses']))} | "
-            f"{served['served_after_bad_requests']} |",
-            "",
-        ]
     lines.append(END)
     section = "\n".join(lines)
     present = {name for name in TABLES if _load(name) is not None}

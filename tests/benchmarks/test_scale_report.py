@@ -1,0 +1,46 @@
+"""The scale renderer on small stored results (tests/benchmarks/fixtures/scale: one tiny model, made up for the
+test, in the layout `benchmarks/scale.py` saves): shares kept against torch fp32, a variant missing a score,
+the tables present, byte-stable; a table shown in the docs whose JSON is absent keeps the docs as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.helpers import stored_report
+
+SECTIONS = "# Benchmarks\n\n<!-- scale:start -->\n<!-- scale:end -->\n\nNotes\n"
+
+
+def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    module, docs, _ = stored_report("scale_report", "scale", SECTIONS, tmp_path / "benchmarks.md", tmp_path,
+                                    monkeypatch)
+    monkeypatch.setattr("scale.OUT", module.OUT)  # `_load` reads the script's own folder
+    module.render()
+    first = docs.read_text(encoding="utf-8")
+    assert ("| tiny | torch fp32 | 100.0 | 1.00x | 80.00 | 100.0% | 85.00 | 100.0% | 60.00 | 100.0% | 75.00 | "
+            "100.0% |") in first  # the Tatoeba mean leaves out 'avg'
+    assert ("| tiny | onnx int8 | 250.0 | 2.50x | 79.20 | 99.0% | 85.00 | 100.0% | 61.20 | 102.0% | 74.00 | "
+            "98.7% |") in first
+    assert "| tiny | openvino int8 | 300.0 | 3.00x | 78.00 | 97.5% | - | - | - | - | - | - |\n" in first
+    assert "| 20,000 | exact flat | 3.12 | 160 | 231 | 1.0000 | 0.9900 | 1.0000 |" in first
+    assert "| distilled demo student (seed 0) | 54.18 | nan |" in first  # a subset it lacks
+    assert "| 200,000 | 448.6 | - | 941.4 |" in first
+    assert "6 shard files on disk, then run again: 21 files, byte-identical" in first
+    assert "scale.py serve" not in first  # serving under load: benchmarks/serve.py
+    assert first.endswith("<!-- scale:end -->\n\nNotes\n")
+    module.render()
+    assert docs.read_text(encoding="utf-8") == first
+
+
+def test_a_shown_table_without_its_json_keeps_the_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = SECTIONS.replace("<!-- scale:end -->", "`python benchmarks/scale.py mining`: measured elsewhere\n"
+                            "<!-- scale:end -->")
+    module, docs, results = stored_report("scale_report", "scale", text, tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    monkeypatch.setattr("scale.OUT", module.OUT)
+    (results / "mining.json").unlink()
+    module.render()
+    assert docs.read_text(encoding="utf-8") == text
