@@ -8,7 +8,8 @@ task (Tatoeba, all 112 languages, 50 rows each) run once in float32 and once und
 nothing cached. Reported: the wall time of each, every headline number of both and their difference, and the
 largest difference over every main score (task x subset) and over the 112 per-language forgetting scores.
 `polyembed demo` evaluates in bf16 where the CPU computes it natively (`--precision auto`); this is the
-measurement behind that choice. Results -> results/bench/precision/precision.json.
+measurement behind that choice. Results -> results/bench/precision/precision.json, rendered into
+docs/benchmarks.md (section `precision`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from docs_sections import missing_tables, replace_section
 from result_files import load_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "results" / "bench" / "precision" / "precision.json"
+OUT = REPO / "results" / "bench" / "precision"
+DOCS = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- precision:start -->", "<!-- precision:end -->"
 LANGUAGES = ["de", "fr", "es", "ru", "zh", "ar", "tr", "kk", "sw", "ha"]
 
 
@@ -67,8 +71,8 @@ def run(models: list[str]) -> None:
         print(f"{name}: bf16", flush=True)
         bf16 = _one(model, "bf16")
         payload["models"][name] = {"fp32": fp32, "bf16": bf16}
-        write_json(OUT, payload)
-    print(render())
+        write_json(OUT / "precision.json", payload)
+    render()
 
 
 def _largest(a: dict[str, float], b: dict[str, float]) -> tuple[float, str]:
@@ -77,11 +81,19 @@ def _largest(a: dict[str, float], b: dict[str, float]) -> tuple[float, str]:
     return gaps[key], key
 
 
-def render() -> str:
-    payload = load_json(OUT)
+def render() -> None:
+    """The docs section from precision.json; left alone (with a note) where the docs show a table measured
+    elsewhere and no JSON is stored here."""
+    payload = load_json(OUT / "precision.json")
     if payload is None:
-        raise SystemExit(f"{OUT} is missing: run `python benchmarks/precision.py run` first")
-    lines = []
+        if missing_tables(DOCS, START, END, {"precision": "python benchmarks/precision.py run"}, set()):
+            print(f"docs/benchmarks.md left as it is: no precision.json in {OUT}")
+        return
+    lines = [START, f"`python benchmarks/precision.py run --models {' '.join(payload['models'])}`: the demo's "
+             "evaluation tasks (the ten demo languages) and its forgetting task (Tatoeba, 112 languages, 50 rows "
+             "each) once in float32 and once under bf16 autocast, in one process, nothing cached "
+             f"({payload['machine']['cpus']} CPUs, Python {payload['machine']['python']}). Headline numbers are "
+             "the demo report's.", ""]
     for name, runs in payload["models"].items():
         fp32, bf16 = runs["fp32"], runs["bf16"]
         lines += [f"**{name}** (demo tasks {fp32['demo_tasks_seconds']:.0f} s in float32, "
@@ -100,7 +112,8 @@ def render() -> str:
         lines += ["", f"Largest difference over the {len(fp32['main_scores'])} main scores: {gap:.2f} ({where}); "
                   f"over the {len(fp32['forgetting_scores'])} forgetting languages: {forgetting_gap:.2f} ({language}),"
                   f" {changed} of them changed at all.", ""]
-    return "\n".join(lines)
+    replace_section(DOCS, START, END, "\n".join([*lines, END]))
+    print("\n".join(lines))
 
 
 def main() -> None:
@@ -116,7 +129,7 @@ def main() -> None:
     if args.command == "run":
         run(args.models)
     else:
-        print(render())
+        render()
 
 
 if __name__ == "__main__":

@@ -2,15 +2,15 @@
 `python benchmarks/render_all.py`, or `make render`.
 
 A section whose tables have no stored JSON on this machine is left as it is (each renderer says so), so running
-this never drops a measured table. Not part of it yet: `vocabulary_transfer.py` (it prints its table, which the
-docs hold as pasted)."""
+this never drops a measured table."""
 
 from __future__ import annotations
 
 import importlib
 
 RENDERERS = ("eval_suites", "alignment", "distill_report", "emmax_report", "modular", "modular_cla_ablation",
-             "modular_la", "precision", "scale_report", "wacse", "wacse_profile", "language_id", "serve")
+             "modular_la", "precision", "scale_report", "vocabulary_transfer", "wacse", "wacse_profile", "language_id",
+             "serve")
 """The modules whose `render()` rewrites a docs section from stored JSON (scripts and their *_report modules)."""
 
 

@@ -17,23 +17,22 @@ copied, every other row random: what the interpolation adds). Results -> results
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from result_files import machine, write_json
+from docs_sections import missing_tables, replace_section
+from result_files import load_json, machine, write_json
+
+from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from polyembed.eval.tasks.retrieval import TatoebaRetrieval  # noqa: E402 - after the path above
-
 OUT = REPO / "results" / "bench" / "vocabulary"
+DOCS = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- vocabulary-auxiliary:start -->", "<!-- vocabulary-auxiliary:end -->"
 BASE_MODEL = "me5-small"
 TATOEBA_CODE = {code: TatoebaRetrieval.subset(code) for code in ("de", "ru", "tr", "ar", "ug", "tt")}
 """Languages with text in the default training bitext and a LASER Tatoeba test set, largest corpus first
@@ -136,8 +135,19 @@ def auxiliary(languages: list[str], vocab_size: int, seeds: list[int], unseen: s
     return payload
 
 
-def render(payload: dict[str, Any]) -> str:
-    """The markdown table of docs/benchmarks.md: per language, mean over seeds (min-max in brackets)."""
+def render() -> None:
+    """The docs section from auxiliary-random.json (the default rule for rare tokens); left alone, with a note,
+    where the docs show a table measured elsewhere and no JSON is stored here."""
+    payload = load_json(OUT / "auxiliary-random.json")
+    if payload is None:
+        if missing_tables(DOCS, START, END, {"auxiliary": "vocabulary_transfer.py auxiliary"}, set()):
+            print(f"docs/benchmarks.md left as it is: no auxiliary-random.json in {OUT}")
+        return
+    replace_section(DOCS, START, END, "\n".join([START, table(payload), "", END]))
+
+
+def table(payload: dict[str, Any]) -> str:
+    """The markdown table: per language, mean over seeds (min-max in brackets), and the time per space."""
     rows, seeds = payload["rows"], [str(s) for s in payload["seeds"]]
 
     def cell(entries: dict[str, dict[str, float]], key: str) -> str:
@@ -180,7 +190,11 @@ def render(payload: dict[str, Any]) -> str:
     timing = ", ".join(
         f"{space} {sum(seconds[space].values()) / len(seconds[space]):.0f} s" for space in SPACES if space in seconds
     )
-    lines.append(f"\nTime for all languages (tokenizers + FOCUS + save, mean over seeds): {timing}.")
+    languages = [code for code in rows if not code.startswith("_")]
+    lines.append(f"\n`python benchmarks/vocabulary_transfer.py auxiliary` with {', '.join(languages)}, seeds "
+                 f"{', '.join(seeds)}: time for {'all ' if len(languages) > 1 else ''}{len(languages)} "
+                 f"language{'s' if len(languages) > 1 else ''} (tokenizers + FOCUS + save, mean over "
+                 f"seeds): {timing}.")
     return "\n".join(lines)
 
 
@@ -195,14 +209,18 @@ def main() -> None:
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--unseen", choices=["random", "decompose"], default="random", help="rule for rare new tokens")
-    p = sub.add_parser("render", help="print the table of the last run")
+    p = sub.add_parser("render", help="rewrite the docs section (the 'random' run); print the table of a run")
     p.add_argument("--unseen", choices=["random", "decompose"], default="random")
     args = parser.parse_args()
     if args.command == "auxiliary":
         payload = auxiliary(args.languages, args.vocab_size, args.seeds, args.unseen)
     else:
-        payload = json.loads((OUT / f"auxiliary-{args.unseen}.json").read_text(encoding="utf-8"))
-    print(render(payload))
+        payload = load_json(OUT / f"auxiliary-{args.unseen}.json")
+        if payload is None:
+            raise SystemExit(f"no auxiliary-{args.unseen}.json in {OUT}: run the auxiliary command first")
+    print(table(payload))
+    if args.unseen == "random":
+        render()
 
 
 if __name__ == "__main__":
