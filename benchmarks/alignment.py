@@ -10,7 +10,6 @@ it is built for, which the table says. Every number comes from a run on this mac
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -18,8 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish
 from result_files import write_json
+from script_cli import script_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -158,16 +158,11 @@ def render() -> None:
             if r else "-" for r in (rows.get(a) for a in aligners)]
         lines.append(f"| {name} | {next(iter(rows.values()))['pairs']} | " + " | ".join(cells) + " |")
     lines += ["", END]
-    replace_section(DOCS, START, END, "\n".join(lines))
-    print("\n".join(lines))
+    publish(DOCS, START, END, lines)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run")
     one.add_argument("--model", default="me5-small")
     one.add_argument("--methods", nargs="+", default=["itermax"])

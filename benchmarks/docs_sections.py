@@ -36,3 +36,9 @@ def replace_section(docs: Path, start: str, end: str, section: str) -> None:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     with atomic_write(docs) as handle:
         handle.write(text)
+
+
+def publish(docs: Path, start: str, end: str, lines: list[str]) -> None:
+    """Write a rendered section (its lines, markers included) into the docs and show it in the log."""
+    replace_section(docs, start, end, "\n".join(lines))
+    print("\n".join(lines))

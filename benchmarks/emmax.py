@@ -22,7 +22,6 @@ phases. Every number comes from a run on this machine.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import random
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from result_files import load_json, write_json
+from script_cli import script_parser
 
 from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 
@@ -304,11 +304,7 @@ def render() -> None:
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     lr = commands.add_parser("classifier", help="the rank classifier's learning rate on held-out pairs")
     lr.add_argument("--seed", type=int, default=0)
     lr.add_argument("--steps", type=int, default=200)

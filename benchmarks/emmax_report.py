@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish, replace_section
 from emmax import (
     ABLATION_END,
     ABLATION_START,
@@ -276,5 +276,4 @@ def render() -> None:
                         "two dev evaluations of the EM phase.", ""]
     section += _control_tables(controls, seeds) + _budget_tables(curves) + _authors_tables(stages)
     section.append(END)
-    replace_section(DOCS, START, END, "\n".join(section))
-    print("\n".join(section))
+    publish(DOCS, START, END, section)

@@ -12,7 +12,6 @@ XNLI); the identifier never trains on them (`polyembed.models.ngram_langid`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import time
@@ -20,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish
 from result_files import cpu_description, write_json
+from script_cli import script_parser
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "bench" / "langid"
@@ -192,16 +192,11 @@ def render() -> None:
               "language does on a routed model); a language it does not know counts 0.", ""]
     lines += _table(payload["routing"], names, "bundle")
     lines += ["", END]
-    replace_section(DOCS, START, END, "\n".join(lines))
-    print("\n".join(lines))
+    publish(DOCS, START, END, lines)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run")
     one.add_argument("--max-sentences", type=int, default=None, help="held-out sentences per language and set")
     commands.add_parser("render")

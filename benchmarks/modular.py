@@ -15,7 +15,6 @@ Every number comes from a real run on this machine; nothing is copied in.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -25,8 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish, replace_section
 from result_files import load_json, write_json
+from script_cli import script_parser
 from tables import cell, mean
 
 from polyembed.eval.tasks.retrieval import TatoebaRetrieval
@@ -453,16 +453,11 @@ def render() -> None:
         "",
         END,
     ]
-    replace_section(DOCS, START, END, "\n".join(section))
-    print("\n".join(section))
+    publish(DOCS, START, END, section)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run", help="one seed: train everything, evaluate, render")
     one.add_argument("--seed", type=int, default=0)
     one.add_argument("--steps", type=int, default=100, help="optimizer steps of each stage")

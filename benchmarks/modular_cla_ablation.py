@@ -26,15 +26,15 @@ language's monolingual STS through the adapter) and in mode mono (the SE encoder
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish, replace_section
 from modular import DOCS, KARDES, OUT, PIVOT, STSB
 from result_files import load_json, write_json
+from script_cli import script_parser
 
 START, END = "<!-- modular-cla:start -->", "<!-- modular-cla:end -->"
 DEFAULT_SETTINGS = ["1e-4:4", "1e-4:1", "3e-5:4", "1e-5:4"]
@@ -437,16 +437,11 @@ def render() -> None:
                     "(mean, then each seed; test columns: at most 1,000 test pairs per language, never chosen on):",
                     "", *summary, ""]
     section.append(END)
-    replace_section(DOCS, START, END, "\n".join(section))
-    print("\n".join(section))
+    publish(DOCS, START, END, section)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run", help="train and score each CLA setting for each language, then render")
     one.add_argument("--seed", type=int, default=0)
     one.add_argument("--languages", nargs="+", default=["de", "ru", "kk"])

@@ -16,15 +16,15 @@ on. `modular.py run --seed S` must have run first: its pruned vocabularies, LA a
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish
 from modular import DOCS, KARDES, LASER, OUT, PIVOT, STSB
 from modular_cla_ablation import _sts_scores
 from result_files import load_json, write_json
+from script_cli import script_parser
 
 START, END = "<!-- modular-la:start -->", "<!-- modular-la:end -->"
 VARIANTS: dict[str, dict[str, Any] | None] = {
@@ -209,16 +209,11 @@ def render() -> None:
     for results in found:
         section += [*_seed_lines(results), ""]
     section.append(END)
-    replace_section(DOCS, START, END, "\n".join(section))
-    print("\n".join(section))
+    publish(DOCS, START, END, section)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run", help="each LA variant, then SE, measured on dev (and test), one seed")
     one.add_argument("--seed", type=int, default=0)
     one.add_argument("--languages", nargs="+", default=["de", "ru", "kk"])

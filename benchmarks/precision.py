@@ -14,7 +14,6 @@ docs/benchmarks.md (section `precision`).
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform
@@ -24,6 +23,7 @@ from typing import Any
 
 from docs_sections import missing_tables, replace_section
 from result_files import load_json, write_json
+from script_cli import script_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -117,11 +117,7 @@ def render() -> None:
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser, sub = script_parser(__doc__)
     p = sub.add_parser("run")
     p.add_argument("--models", nargs="+", default=["me5-small"])
     sub.add_parser("render")

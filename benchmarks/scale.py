@@ -13,7 +13,6 @@ Every number comes from a real run on this machine (2 CPU threads for encoding, 
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from result_files import load_json, machine, write_json
+from script_cli import script_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -277,11 +277,7 @@ def stream(model: str, sizes: list[int]) -> None:
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser, sub = script_parser(__doc__)
     p = sub.add_parser("export")
     p.add_argument("--models", nargs="+", default=["me5-small", "minilm-en"])
     p = sub.add_parser("mining")

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish
 from result_files import cpu_description, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -434,8 +434,7 @@ def render() -> None:
     if seen:
         lines += ["", "Metrics scraped from `/metrics` after the load: " + ", ".join(f"`{m}`" for m in seen) + "."]
     lines += ["", END]
-    replace_section(DOCS, START, END, "\n".join(lines))
-    print("\n".join(lines))
+    publish(DOCS, START, END, lines)
 
 
 def main() -> None:

@@ -16,7 +16,6 @@ copied, every other row random: what the interpolation adds). Results -> results
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 from docs_sections import missing_tables, replace_section
 from result_files import load_json, machine, write_json
+from script_cli import script_parser
 
 from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 
@@ -199,11 +199,7 @@ def table(payload: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser, sub = script_parser(__doc__)
     p = sub.add_parser("auxiliary", help="PPMI-SVD against fastText, per-language tokenizers")
     p.add_argument("--languages", nargs="+", default=list(TATOEBA_CODE), choices=list(TATOEBA_CODE))
     p.add_argument("--vocab-size", type=int, default=8000)

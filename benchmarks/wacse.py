@@ -16,15 +16,15 @@ word-level score does not (token type 0).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish, replace_section
 from result_files import write_json
+from script_cli import script_parser
 
 from polyembed.eval.tasks.retrieval import TatoebaRetrieval
 from polyembed.outputs import atomic_write
@@ -402,16 +402,11 @@ def render() -> None:
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
     lines += ["", END]
-    replace_section(DOCS, START, END, "\n".join(lines))
-    print("\n".join(lines))
+    publish(DOCS, START, END, lines)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()  # the library's progress notes in the benchmark's log
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run")
     one.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     one.add_argument("--steps", type=int, default=300)

@@ -14,14 +14,14 @@ student and the head. Torch's own thread count (as training runs), nothing else 
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import time
 from pathlib import Path
 
-from docs_sections import missing_tables, replace_section
+from docs_sections import missing_tables, publish
 from result_files import load_json, write_json
+from script_cli import script_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
@@ -142,16 +142,11 @@ def render() -> None:
             ("AdamW step (student + head)", step["optimizer step"])]
     lines += [f"| {name} | {value:.2f} | {100 * value / total:.0f} % |" for name, value in rows]
     lines += ["", END]
-    replace_section(DOCS, START, END, "\n".join(lines))
-    print("\n".join(lines))
+    publish(DOCS, START, END, lines)
 
 
 def main() -> None:
-    from polyembed.messages import show_messages
-
-    show_messages()
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser, commands = script_parser(__doc__)
     one = commands.add_parser("run")
     one.add_argument("--batches", type=int, default=5)
     one.add_argument("--batch-size", type=int, default=32)
