@@ -57,6 +57,10 @@ class WacseConfig(BitextConfig):
         False, "Add a learned vector per language (English included) to every token embedding, as the paper's "
         "Table 8 ablation; the saved model then encodes with a language (`polyembed.models.language_embedding`)."
     )
+    batch_size: int = option(
+        64, "Pairs per mini-batch; the other pairs of the batch are TR's negatives (paper: 1024, by gradient "
+        "accumulation over two GPUs; accumulated steps do not share negatives).", minimum=2
+    )
     learning_rate: float = option(5e-5, "Peak learning rate (paper: 5e-5).", above=0)
     max_seq_length: int = option(32, "Maximum tokens per sentence (paper: 32).", minimum=8)
     output_dir: str = option("runs/wacse", "Run folder: config.yaml, checkpoints/, model/, training.json.")
