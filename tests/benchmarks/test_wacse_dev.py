@@ -12,7 +12,7 @@ from tests.benchmarks.helpers import BENCHMARKS
 
 def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
+    wacse = importlib.import_module("wacse_dev")
     sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
     better = {key: value + 2 for key, value in sts.items()}
     saved = {"steps": 300, "batch_size": 32, "machine": "x86_64, 2 cores", "runs": {
@@ -37,23 +37,23 @@ def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pyte
     import json
 
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
+    wacse = importlib.import_module("wacse_dev")
     docs = tmp_path / "benchmarks.md"
     docs.write_text("# Benchmarks\n\n<!-- wacse-dev:start -->\n<!-- wacse-dev:end -->\n\nNotes\n", encoding="utf-8")
     monkeypatch.setattr(wacse, "OUT", tmp_path)
     monkeypatch.setattr(wacse, "DOCS", docs)
     sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
-    now = wacse.dev_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
+    now = wacse.run_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
     (tmp_path / "dev.json").write_text(json.dumps({"steps": 100, "batch_size": 32, "machine": "x86_64, 2 cores",
                                                    "runs": {"me5-small": {"sts": sts}, "defaults/seed-0": {
                                                        "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts,
                                                        "fingerprint": now}}}),
                                        encoding="utf-8")
-    wacse.render_dev()
+    wacse.render()
     first = docs.read_text(encoding="utf-8")
     assert "### WACSE dev choices (issue 35)" in first and "| defaults | the defaults | 1 | 80.00 |" in first
     assert first.endswith("<!-- wacse-dev:end -->\n\nNotes\n")
-    wacse.render_dev()
+    wacse.render()
     assert docs.read_text(encoding="utf-8") == first
 
 
@@ -61,16 +61,16 @@ def test_the_fingerprint_is_of_the_resolved_options(tmp_path, monkeypatch: pytes
     import yaml
 
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
-    defaults = wacse.dev_fingerprint({"max_steps": 100, "seed": 0})
-    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "pooling": "model"}) == defaults  # a default spelt out
-    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "keep_checkpoints": False,
+    wacse = importlib.import_module("wacse_dev")
+    defaults = wacse.run_fingerprint({"max_steps": 100, "seed": 0})
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "model"}) == defaults  # a default spelt out
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "keep_checkpoints": False,
                                   "output_dir": str(tmp_path)}) == defaults  # housekeeping and folder aside
-    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 1}) != defaults
-    assert wacse.dev_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 1}) != defaults
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
     run = tmp_path / "config.yaml"  # a run folder's config.yaml, as training writes it
     run.write_text(yaml.safe_dump({"max_steps": 100, "seed": 0, "output_dir": "elsewhere"}), encoding="utf-8")
-    assert wacse.dev_fingerprint(config_file=run) == defaults
+    assert wacse.run_fingerprint(config_file=run) == defaults
 
 
 def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
@@ -87,12 +87,12 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     import polyembed.models.loading
 
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
+    wacse = importlib.import_module("wacse_dev")
     monkeypatch.setattr(wacse, "OUT", tmp_path)
-    monkeypatch.setattr(wacse, "render_dev", lambda: None)
+    monkeypatch.setattr(wacse, "render", lambda: None)
     choice = next(name for name, options in wacse.DEV_CHOICES.items() if options)
     budget = {"max_steps": 100, "batch_size": 32, "seed": 0}
-    scored = {"fingerprint": wacse.dev_fingerprint(budget), "sts": {"en-kk": 1.0},
+    scored = {"fingerprint": wacse.run_fingerprint(budget), "sts": {"en-kk": 1.0},
               "best": {"eval_dev_mean_accuracy": 0.9}}
     (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": scored}}),
                                        encoding="utf-8")
@@ -115,4 +115,4 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))["runs"]
     assert saved["defaults/seed-0"]["same_run_as"] == "earlier/seed-0"
     assert saved["defaults/seed-0"]["sts"] == {"en-kk": 1.0}
-    assert saved[f"{choice}/seed-0"]["fingerprint"] == wacse.dev_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})
+    assert saved[f"{choice}/seed-0"]["fingerprint"] == wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})

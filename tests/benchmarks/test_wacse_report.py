@@ -1,0 +1,52 @@
+"""The WACSE ablation renderer: means over seeds with each seed in brackets, the low- and high-resource means,
+and only the runs trained with today's options (a run saved before a default changed drops out)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.helpers import BENCHMARKS
+
+
+def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    wacse_dev = importlib.import_module("wacse_dev")
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n\nNotes\n", encoding="utf-8")
+    for module in (wacse, wacse_dev):
+        monkeypatch.setattr(module, "OUT", tmp_path)
+        monkeypatch.setattr(module, "DOCS", docs)
+    monkeypatch.setattr(wacse, "FIGURES", tmp_path / "figures")
+
+    def scores(low: float, high: float) -> dict[str, float]:
+        return ({f"tatoeba/{code}": low for code in wacse.LOW.values()}
+                | {f"tatoeba/{code}": high for code in wacse.HIGH} | {"sts17/cross-avg": 60.0})
+
+    def run(name: str, seed: int, low: float, fingerprint: str | None = None) -> dict:
+        now = wacse_dev.run_fingerprint(wacse._variant_options(name, 300, 32, seed))
+        return {"scores": scores(low, 90.0), "fingerprint": fingerprint or now, "wall_seconds": 100.0 + seed,
+                "peak_memory_mb": 2048.0, "words": {str(seed): {"aligned_word_cosine": 50.0, "word_retrieval": 40.0,
+                                                              "dev_pairs": 300, "dev_links": 900}}}
+
+    words = {str(s): {"aligned_word_cosine": 45.0, "word_retrieval": 30.0, "dev_pairs": 300, "dev_links": 900}
+             for s in (0, 1)}
+    payload = {"machine": "x86_64, 2 cores", "steps": 300, "batch_size": 32, "runs": {
+        "me5-small": {"scores": scores(70.0, 95.0), "words": words},
+        "tr/seed-0": run("tr", 0, 80.0), "tr/seed-1": run("tr", 1, 82.0),
+        "tr+awp/seed-0": run("tr+awp", 0, 10.0, fingerprint="before"),  # trained before a default changed
+    }}
+    (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
+    wacse.render()
+    text = docs.read_text(encoding="utf-8")
+    assert "| me5-small | 70.0 | 70.0 |" in text and "| 70.0 | 95.0 | 60.0 | 45.0 (45.0 / 45.0) |" in text
+    assert ("| tr | 81.0 (80.0 / 82.0) |" in text
+            and "| 81.0 (80.0 / 82.0) | 90.0 (90.0 / 90.0) | 60.0 (60.0 / 60.0) | 50.0 (50.0 / 50.0) | "
+            "40.0 (40.0 / 40.0) | 100.5 (100.0 / 101.0) | 2.0 (2.0 / 2.0) |" in text)
+    assert "| tr+awp |" not in text
+    assert "seed 0: 300 pairs, 900 links; seed 1: 300 pairs, 900 links" in text
+    assert text.endswith("<!-- wacse:end -->\n\nNotes\n")
