@@ -2,6 +2,7 @@
 
   python benchmarks/wacse.py run --seeds 0 1 --steps 300    # TR, TR+AWP, TR+WTR, TR+AWP+WTR from me5-small
   python benchmarks/wacse.py run --seeds 0 --variants tr tr+awp+wtr   # a subset
+  python benchmarks/wacse.py budget --seeds 0 1 --steps 100 200 300   # TR against TR+AWP+WTR per budget
   python benchmarks/wacse.py figure --seed 0                # t-SNE of aligned word pairs (the paper's Figure 1)
   python benchmarks/wacse.py dev --seeds 0 --steps 300      # the open choices of issue 35, scored on dev splits
   python benchmarks/wacse.py render                         # rewrite the docs section from the saved JSON
@@ -134,53 +135,78 @@ def _variant_options(name: str, steps: int, batch_size: int, seed: int) -> dict[
     return {**VARIANTS[name], "max_steps": steps, "batch_size": batch_size, "seed": seed}
 
 
-def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> None:
-    """Train each variant per seed at today's defaults and score it (ablation.json); a variant saved with other
-    options (a default changed since) is trained and scored again, its old folder set aside."""
+TASKS = [("tatoeba", {"languages": [*LOW.values(), *HIGH]}), ("sts17", {"languages": ["ar-en", "es-en", "tr-en"]})]
+
+
+def _score(results: dict[str, Any], entry: dict[str, Any], path: str, seed: int,
+           dev: tuple[list[str], list[str], list[list[tuple[int, int]]]]) -> None:
+    """Score a model as soon as it exists (a killed series keeps them). Word scores are keyed by the seed whose
+    held-out pairs they use: a trained model's own seed, me5-small's every seed."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.registry import get_task
-    from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import as_sentence_transformer, load_model
 
-    tasks = [("tatoeba", {"languages": [*LOW.values(), *HIGH]}), ("sts17", {"languages": ["ar-en", "es-en", "tr-en"]})]
+    words = entry.setdefault("words", {})
+    if "scores" in entry and str(seed) in words:
+        return
+    encoder = load_model(path)
+    if "scores" not in entry:
+        result = evaluate(encoder, [get_task(t, **o) for t, o in TASKS], show_progress=False)
+        entry["scores"] = {f"{s.task}/{s.subset}": round(float(s.value), 2) for s in result.scores if s.main}
+    english, other, links = dev
+    vectors = aligned_words(as_sentence_transformer(encoder)[0], english, other, links)
+    words[str(seed)] = {**under_alignment(vectors), "dev_pairs": len(english),
+                        "dev_links": sum(len(row) for row in links)}
+    _save(results)
+
+
+def _train(results: dict[str, Any], runs: dict[str, Any], key: str, folder: Path, options: dict[str, Any],
+           dev: tuple[list[str], list[str], list[list[tuple[int, int]]]]) -> None:
+    """Train one run (unless done at these options) and score it; a run saved with other options (a default
+    changed since) is trained and scored again, its old folder set aside."""
+    from polyembed.methods.modular.pipeline import run_stage
+
+    fingerprint = wacse_dev.run_fingerprint(options)
+    if runs.get(key, {}).get("fingerprint") != fingerprint:
+        runs.pop(key, None)
+        wacse_dev.set_aside(folder, fingerprint)
+    trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
+    runs.setdefault(key, {}).update({k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")}
+                                    | {"fingerprint": fingerprint})
+    _score(results, runs[key], trained["model_dir"], options["seed"], dev)
+
+
+def run(seeds: list[int], steps: int, batch_size: int, variants: list[str]) -> None:
+    """Train each variant per seed at today's defaults and score it (ablation.json)."""
     results = _load() or {"runs": {}}
     results |= {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "steps": steps, "batch_size": batch_size}
-    for stale in ("dev_pairs", "dev_links"):  # now per seed, in each entry's "words"
-        results.pop(stale, None)
-
-    def score(key: str, path: str, seed: int, dev: tuple[list[str], list[str], list[list[tuple[int, int]]]]) -> None:
-        """Scores a model as soon as it exists (a killed series keeps them). Word scores are keyed by the seed
-        whose held-out pairs they use: a trained model's own seed, me5-small's every seed."""
-        entry = results["runs"].setdefault(key, {})
-        words = entry.setdefault("words", {})
-        if "scores" in entry and str(seed) in words:
-            return
-        encoder = load_model(path)
-        if "scores" not in entry:
-            result = evaluate(encoder, [get_task(t, **o) for t, o in tasks], show_progress=False)
-            entry["scores"] = {f"{s.task}/{s.subset}": round(float(s.value), 2) for s in result.scores if s.main}
-        english, other, links = dev
-        vectors = aligned_words(as_sentence_transformer(encoder)[0], english, other, links)
-        words[str(seed)] = {**under_alignment(vectors), "dev_pairs": len(english),
-                            "dev_links": sum(len(row) for row in links)}
-        for stale in ("aligned_word_cosine", "word_retrieval"):  # older files scored every seed on seed 0's split
-            entry.pop(stale, None)
-        _save(results)
-
     for seed in seeds:
         dev = _dev_links(seed)
-        score("me5-small", "me5-small", seed, dev)
+        _score(results, results["runs"].setdefault("me5-small", {}), "me5-small", seed, dev)
         for name in variants:
-            key, options = f"{name}/seed-{seed}", _variant_options(name, steps, batch_size, seed)
-            fingerprint = wacse_dev.run_fingerprint(options)
-            if results["runs"].get(key, {}).get("fingerprint") != fingerprint:  # other options: trained anew
-                results["runs"].pop(key, None)
-                wacse_dev.set_aside(OUT / f"seed-{seed}" / name, fingerprint)
-            trained = run_stage("wacse", OUT / f"seed-{seed}" / name, True, **options, keep_checkpoints=False)
-            results["runs"].setdefault(key, {}).update(
-                {k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")}
-                | {"fingerprint": fingerprint})
-            score(key, trained["model_dir"], seed, dev)
+            _train(results, results["runs"], f"{name}/seed-{seed}", OUT / f"seed-{seed}" / name,
+                   _variant_options(name, steps, batch_size, seed), dev)
+    render()
+
+
+def budget(seeds: list[int], budgets: list[int], batch_size: int, variants: list[str]) -> None:
+    """The budget curve: each variant trained for each number of steps (ablation.json "budget"); a budget equal
+    to the ablation's reuses that run when its options match."""
+    results = _load() or {"runs": {}}
+    curve = results.setdefault("budget", {"batch_size": batch_size, "runs": {}})
+    if curve.get("batch_size") != batch_size:
+        curve.update({"batch_size": batch_size, "runs": {}})  # another batch size: a new curve
+    for seed in seeds:
+        dev = _dev_links(seed)
+        for steps in budgets:
+            for name in variants:
+                key, options = f"{name}@{steps}/seed-{seed}", _variant_options(name, steps, batch_size, seed)
+                same = results["runs"].get(f"{name}/seed-{seed}", {})
+                if same.get("fingerprint") == wacse_dev.run_fingerprint(options) and "scores" in same:
+                    curve["runs"][key] = {**same, "same_run_as": f"{name}/seed-{seed}"}
+                    _save(results)
+                    continue
+                _train(results, curve["runs"], key, OUT / "budget" / f"seed-{seed}" / f"{name}-{steps}", options, dev)
     render()
 
 
@@ -228,11 +254,7 @@ def render() -> None:
         rows = [runs[k] for k in keys if "scores" in runs.get(k, {})]
         if not rows:
             continue
-
-        def cell(values: list[float]) -> str:
-            mean = sum(values) / len(values)
-            return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
-
+        cell = _cell
         cells = [cell([r["scores"].get(c, float("nan")) for r in rows]) for c in columns]
         low = [sum(r["scores"].get(c, 0.0) for c in columns) / len(columns) for r in rows]
         high = [sum(r["scores"].get(f"tatoeba/{c}", 0.0) for c in HIGH) / len(HIGH) for r in rows]
@@ -253,8 +275,61 @@ def render() -> None:
         lines += ["", "Word pairs the aligner links in held-out pairs (English and its low-resource translation), "
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
+    lines += budget_table(payload)
     lines += ["", END]
     publish(DOCS, START, END, lines)
+
+
+def _cell(values: list[float]) -> str:
+    mean = sum(values) / len(values)
+    return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
+
+
+def budget_table(payload: dict[str, Any]) -> list[str]:
+    """The budget curve's table (empty without one): per number of steps and variant, the low-resource Tatoeba
+    mean and STS17 cross over seeds; the word objectives' change against TR alone per seed. Only runs trained with
+    today's options count."""
+    curve = payload.get("budget", {})
+    found: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
+    for key, entry in curve.get("runs", {}).items():
+        name, _, rest = key.partition("@")
+        steps, seed = (int(part) for part in rest.split("/seed-"))
+        options = _variant_options(name, steps, curve["batch_size"], seed)
+        if "scores" in entry and entry.get("fingerprint") == wacse_dev.run_fingerprint(options):
+            found.setdefault((steps, name), {})[seed] = entry["scores"]
+    if not found:
+        return []
+    names = [name for name in VARIANTS if any(n == name for _, n in found)]
+    columns = LOW.values()
+
+    def low(scores: dict[str, float]) -> float:
+        return sum(scores.get(f"tatoeba/{c}", 0.0) for c in columns) / len(columns)
+
+    lines = ["", "### Budget curve", "", f"`python benchmarks/wacse.py budget` (batch {curve['batch_size']}): each "
+             "variant trained for each number of steps (the learning-rate schedule scaled to it); low-resource "
+             "Tatoeba mean and STS17 cross, mean over seeds (each seed); 'change': each word-objective variant "
+             "minus TR alone, seed by seed.", "",
+             "| steps | " + " | ".join(f"{n}: low mean | {n}: STS17 cross" for n in names)
+             + "".join(f" | {n} change: low mean | {n} change: STS17 cross" for n in names if n != "tr") + " |",
+             "|---|" + "---|---|" * len(names) + "---|---|" * len([n for n in names if n != "tr"])]
+    for steps in sorted({s for s, _ in found}):
+        cells = []
+        for name in names:
+            seeds = found.get((steps, name), {})
+            cells += [_cell([low(v) for v in seeds.values()]) if seeds else "-",
+                      _cell([v.get("sts17/cross-avg", float("nan")) for v in seeds.values()]) if seeds else "-"]
+        base = found.get((steps, "tr"), {})
+        for name in names:
+            if name == "tr":
+                continue
+            paired = [seed for seed in found.get((steps, name), {}) if seed in base]
+            runs = found.get((steps, name), {})
+            cells += [_cell([low(runs[s]) - low(base[s]) for s in paired]) if paired else "-",
+                      _cell([runs[s].get("sts17/cross-avg", float("nan")) - base[s].get("sts17/cross-avg",
+                                                                                         float("nan"))
+                             for s in paired]) if paired else "-"]
+        lines.append(f"| {steps} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main() -> None:
@@ -264,6 +339,11 @@ def main() -> None:
     one.add_argument("--steps", type=int, default=300)
     one.add_argument("--batch-size", type=int, default=32)
     one.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    curve = commands.add_parser("budget", help="TR against the word objectives at several numbers of steps")
+    curve.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    curve.add_argument("--steps", nargs="+", type=int, default=[100, 200, 300])
+    curve.add_argument("--batch-size", type=int, default=32)
+    curve.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["tr", "tr+awp+wtr"])
     drawn = commands.add_parser("figure")
     drawn.add_argument("--seed", type=int, default=0)
     drawn.add_argument("--models", nargs="+", choices=["me5-small", *VARIANTS],
@@ -279,6 +359,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "run":
         run(args.seeds, args.steps, args.batch_size, args.variants)
+    elif args.command == "budget":
+        budget(args.seeds, args.steps, args.batch_size, args.variants)
     elif args.command == "dev":
         wacse_dev.dev(args.seeds, args.steps, args.batch_size, args.choices)
     elif args.command == "figure":

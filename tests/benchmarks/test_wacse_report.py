@@ -50,3 +50,29 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
     assert "| tr+awp |" not in text
     assert "seed 0: 300 pairs, 900 links; seed 1: 300 pairs, 900 links" in text
     assert text.endswith("<!-- wacse:end -->\n\nNotes\n")
+
+
+def test_the_budget_curve_pairs_each_seed_with_tr_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    wacse_dev = importlib.import_module("wacse_dev")
+
+    def run(name: str, steps: int, seed: int, low: float, sts: float, fingerprint: str | None = None) -> dict:
+        now = wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, seed))
+        return {"fingerprint": fingerprint or now, "scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()}
+                | {"sts17/cross-avg": sts}}
+
+    payload = {"runs": {}, "budget": {"batch_size": 32, "runs": {
+        "tr@100/seed-0": run("tr", 100, 0, 80.0, 60.0), "tr@100/seed-1": run("tr", 100, 1, 82.0, 62.0),
+        "tr+awp+wtr@100/seed-0": run("tr+awp+wtr", 100, 0, 81.0, 58.0),
+        "tr+awp+wtr@100/seed-1": run("tr+awp+wtr", 100, 1, 81.0, 61.0),
+        "tr@200/seed-0": run("tr", 200, 0, 85.0, 63.0),
+        "tr+awp+wtr@200/seed-0": run("tr+awp+wtr", 200, 0, 1.0, 1.0, fingerprint="before"),  # other options
+    }}}
+    lines = wacse.budget_table(payload)
+    assert "| steps | tr: low mean | tr: STS17 cross | tr+awp+wtr: low mean | tr+awp+wtr: STS17 cross | " \
+           "tr+awp+wtr change: low mean | tr+awp+wtr change: STS17 cross |" in lines
+    assert ("| 100 | 81.0 (80.0 / 82.0) | 61.0 (60.0 / 62.0) | 81.0 (81.0 / 81.0) | 59.5 (58.0 / 61.0) | "
+            "0.0 (1.0 / -1.0) | -1.5 (-2.0 / -1.0) |") in lines
+    assert "| 200 | 85.0 | 63.0 | - | - | - | - |" in lines
+    assert wacse.budget_table({"runs": {}}) == []
