@@ -172,20 +172,22 @@ def dev_table(saved: dict[str, Any], fingerprints: dict[str, str]) -> list[str]:
                                if run.get("best") and "eval_dev_mean_accuracy" in run["best"]]),
             "cross": mean([mean([run["sts"][c] for c in cross if c in run["sts"]]) for run in runs]),
             "mono": mean([mean([run["sts"][c] for c in DEV_STS_LANGUAGES if c in run["sts"]]) for run in runs]),
+            "english": mean([run["sts"]["en"] for run in runs if "en" in run["sts"]]),
             "seeds": len(runs),
         }
     base = saved["runs"].get("me5-small", {}).get("sts", {})
     lines = [f"WACSE dev choices (`python benchmarks/wacse.py dev`, {saved.get('steps')} steps of "
              f"{saved.get('batch_size')} pairs; {saved.get('machine')}): dev retrieval of the kept checkpoint, "
-             f"Kardes STS dev en-X and monolingual ({', '.join(DEV_STS_LANGUAGES)}), mean over seeds.", "",
-             "| choice | options | seeds | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual |",
-             "|---|---|---|---|---|---|",
+             f"Kardes STS dev en-X and monolingual ({', '.join(DEV_STS_LANGUAGES)}), and English (what training "
+             "on translations costs the pivot), mean over seeds.", "",
+             "| choice | options | seeds | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual | "
+             "Kardes STS dev English |", "|---|---|---|---|---|---|---|",
              f"| me5-small (untrained) | - | - | - | {mean([base[c] for c in cross if c in base]) or 0:.2f} | "
-             f"{mean([base[c] for c in DEV_STS_LANGUAGES if c in base]) or 0:.2f} |"]
+             f"{mean([base[c] for c in DEV_STS_LANGUAGES if c in base]) or 0:.2f} | {base.get('en', 0):.2f} |"]
     reference = rows.get("defaults", {})
     for name, row in rows.items():
         cells = []
-        for column in ("retrieval", "cross", "mono"):
+        for column in ("retrieval", "cross", "mono", "english"):
             value, against = row[column], reference.get(column)
             cells.append("-" if value is None else f"{value:.2f}" + (
                 f" ({value - against:+.2f})" if against is not None and name != "defaults" else ""))
