@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,17 @@ English)."""
 DEV_STS_LANGUAGES = ["kk", "uz", "az", "ug"]
 
 
+OBJECTIVE_OPTIONS = {"awp": {"awp_weight", "awp_links", "awp_head_warmup_steps"}, "wtr": {"wtr_weight", "wtr_scale"}}
+"""Options read only when their objective trains (`methods/wacse/train.py`: no AWP head, no warm-up without AWP)."""
+LINK_OPTIONS = {"aligner", "aligner_model", "aligner_layer", "alignment_threshold", "max_links"}
+"""Options of the word links, which neither TR nor language embeddings read."""
+
+
 def run_fingerprint(options: dict[str, Any] | None = None, config_file: Path | None = None) -> str:
     """A short hash of every option a WACSE run trains with (the choice's options over today's defaults, or a run
     folder's config.yaml), housekeeping and the output folder aside: rows trained before a default changed stop
-    counting for that choice, and two choices that resolve to the same run share it."""
+    counting for that choice, and two choices that resolve to the same run share it. Options of an objective the
+    run does not train are left out too (`OBJECTIVE_OPTIONS`: TR alone trains the same whatever AWP's masking)."""
     import dataclasses
     import hashlib
 
@@ -57,8 +65,12 @@ def run_fingerprint(options: dict[str, Any] | None = None, config_file: Path | N
     from polyembed.methods.wacse.config import WacseConfig
 
     config, _ = build_config(WacseConfig, config_file, options or {})
+    unused = {key for objective, keys in OBJECTIVE_OPTIONS.items() if objective not in config.objectives
+              for key in keys}
+    if not {"awp", "wtr"} & set(config.objectives):
+        unused |= LINK_OPTIONS
     resolved = {key: value for key, value in dataclasses.asdict(config).items()
-                if key not in HOUSEKEEPING_OPTIONS and key != "output_dir"}
+                if key not in HOUSEKEEPING_OPTIONS | unused and key != "output_dir"}
     return hashlib.sha256(json.dumps(resolved, sort_keys=True).encode("utf-8")).hexdigest()[:12]
 
 
@@ -74,40 +86,43 @@ def _choice_options(name: str, steps: int, batch_size: int, seed: int) -> dict[s
     return {**DEV_CHOICES[name], "max_steps": steps, "batch_size": batch_size, "seed": seed}
 
 
-def _dev_fingerprints(saved: dict[str, Any]) -> dict[str, str]:
-    """The fingerprint each saved run key ('choice/seed-S') would have today at the saved steps and batch size."""
-    out = {}
-    for key in saved["runs"]:
-        name, _, seed = key.partition("/seed-")
-        if name in DEV_CHOICES and seed.isdigit():
-            out[key] = run_fingerprint(_choice_options(name, saved["steps"], saved["batch_size"], int(seed)))
-    return out
-
-
 def _load_dev() -> dict[str, Any] | None:
-    """dev.json, if stored; a run saved before fingerprints gets its folder's (config.yaml says what it trained)."""
+    """dev.json, if stored. Trained runs are kept by seed and fingerprint ('seed-S/<fingerprint>'), each
+    fingerprint taken afresh from the config.yaml of the folder the run trained in: the folder says what was
+    trained, whatever the fingerprint's rules were when the row was saved. Rows of the older layout (by choice
+    name, 'runs') are read into it."""
     path = OUT / "dev.json"
     if not path.is_file():
         return None
     saved = json.loads(path.read_text(encoding="utf-8"))
-    for key, run in saved["runs"].items():
-        name, _, seed = key.partition("/seed-")
-        config_file = OUT / "dev" / f"seed-{seed}" / name / "config.yaml"
-        if "fingerprint" not in run and seed and config_file.is_file():
-            run["fingerprint"] = run_fingerprint(config_file=config_file)
+    trained = saved.pop("trained", {})
+    for key, run in saved.pop("runs", {}).items():  # the older layout
+        if key == "me5-small":
+            saved.setdefault("me5-small", run)
+        elif "same_run_as" not in run:
+            name, _, seed = key.partition("/seed-")
+            trained[f"seed-{seed}/{run.get('fingerprint', key)}"] = {**run, "folder": f"dev/seed-{seed}/{name}"}
+    saved["trained"] = {}
+    for key, run in trained.items():
+        config_file = OUT / run.get("folder", "-") / "config.yaml"
+        if config_file.is_file():
+            key = f"{key.partition('/')[0]}/{run_fingerprint(config_file=config_file)}"
+        if "sts" in run and "sts" not in saved["trained"].get(key, {}):
+            saved["trained"][key] = run
     return saved
 
 
 def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> None:
     """Train each choice per seed and score it on dev splits (dev.json); prints the table. A choice whose options
-    resolve to a run already scored for that seed (e.g. after a default changed) reuses that run's scores."""
+    resolve to a run already scored for that seed (e.g. the old default after a default changed) is not trained
+    again."""
     from polyembed.eval.api import evaluate
     from polyembed.eval.registry import get_task
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import load_model
 
     path = OUT / "dev.json"
-    saved = _load_dev() or {"runs": {}}
+    saved = _load_dev() or {"trained": {}}
     saved |= {"steps": steps, "batch_size": batch_size, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
     task = get_task("kardes-sts", languages=["en", *DEV_STS_LANGUAGES], split="dev")
 
@@ -115,27 +130,22 @@ def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> No
         result = evaluate(load_model(model_path), [task], show_progress=False)
         return {s.subset: round(float(s.value), 2) for s in result.scores if s.main}
 
-    if "me5-small" not in saved["runs"]:
-        saved["runs"]["me5-small"] = {"sts": sts("me5-small")}
+    if "me5-small" not in saved:
+        saved["me5-small"] = {"sts": sts("me5-small")}
     write_json(path, saved)
     for seed in seeds:
         for name in choices:
-            key, options = f"{name}/seed-{seed}", _choice_options(name, steps, seed=seed, batch_size=batch_size)
-            fingerprint = run_fingerprint(options)
-            if saved["runs"].get(key, {}).get("fingerprint") == fingerprint:
-                continue  # a run at other options, steps or batch size is trained again, never mixed in
-            same = [other for other, run in saved["runs"].items() if other.endswith(f"/seed-{seed}")
-                    and run.get("fingerprint") == fingerprint and "sts" in run]
-            if same:
-                saved["runs"][key] = {**saved["runs"][same[0]], "options": DEV_CHOICES[name], "same_run_as": same[0]}
-                write_json(path, saved)
+            options = _choice_options(name, steps, seed=seed, batch_size=batch_size)
+            key = f"seed-{seed}/{run_fingerprint(options)}"
+            if key in saved["trained"]:
                 continue
             folder = OUT / "dev" / f"seed-{seed}" / name
-            set_aside(folder, fingerprint)
+            set_aside(folder, key.partition("/")[2])
             trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
-            saved["runs"][key] = {"options": DEV_CHOICES[name], "steps": steps, "batch_size": batch_size,
-                                  "fingerprint": fingerprint, "best": trained.get("best"),
-                                  "wall_seconds": trained.get("wall_seconds"), "sts": sts(trained["model_dir"])}
+            saved["trained"][key] = {"choice": name, "options": DEV_CHOICES[name], "steps": steps,
+                                     "batch_size": batch_size, "folder": str(folder.relative_to(OUT)),
+                                     "best": trained.get("best"), "wall_seconds": trained.get("wall_seconds"),
+                                     "sts": sts(trained["model_dir"])}
             write_json(path, saved)
     render()
 
@@ -150,24 +160,28 @@ def render() -> None:
         if missing_tables(DOCS, DEV_START, DEV_END, {"dev": "python benchmarks/wacse.py dev"}, set()):
             print("no saved dev choices here: the docs section is left alone")
         return
-    lines = [DEV_START, "### WACSE dev choices (issue 35)", "", *dev_table(saved, _dev_fingerprints(saved)),
-             "", DEV_END]
+    def today(name: str, seed: int) -> str:
+        return run_fingerprint(_choice_options(name, saved["steps"], saved["batch_size"], seed))
+
+    lines = [DEV_START, "### WACSE dev choices (issue 35)", "", *dev_table(saved, today), "", DEV_END]
     replace_section(DOCS, DEV_START, DEV_END, "\n".join(lines))
     print("\n".join(lines))
 
 
-def dev_table(saved: dict[str, Any], fingerprints: dict[str, str]) -> list[str]:
+def dev_table(saved: dict[str, Any], fingerprint: Callable[[str, int], str]) -> list[str]:
     """One row per choice: dev retrieval (mean of both directions, the kept checkpoint's) and Kardes STS dev,
-    each the mean over seeds; the change against the defaults in brackets. Only runs whose fingerprint is the
-    choice's today (`fingerprints`, by run key) count: the saved budget and today's defaults."""
+    each the mean over seeds; the change against the defaults in brackets. A choice's run for a seed is the one
+    stored under the fingerprint the choice has today (`fingerprint(choice, seed)`: today's defaults and the
+    saved budget)."""
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
 
     rows: dict[str, dict[str, float | None]] = {}
     cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
+    seeds = sorted({int(key.partition("/")[0].removeprefix("seed-")) for key in saved.get("trained", {})})
     for name in DEV_CHOICES:
-        runs = [run for key, run in saved["runs"].items() if key.split("/")[0] == name
-                and run.get("fingerprint") is not None and run.get("fingerprint") == fingerprints.get(key)]
+        runs = [saved["trained"][key] for seed in seeds
+                if (key := f"seed-{seed}/{fingerprint(name, seed)}") in saved["trained"]]
         if not runs:
             continue
         rows[name] = {
@@ -178,7 +192,7 @@ def dev_table(saved: dict[str, Any], fingerprints: dict[str, str]) -> list[str]:
             "english": mean([run["sts"]["en"] for run in runs if "en" in run["sts"]]),
             "seeds": len(runs),
         }
-    base = saved["runs"].get("me5-small", {}).get("sts", {})
+    base = saved.get("me5-small", {}).get("sts", {})
     lines = [f"WACSE dev choices (`python benchmarks/wacse.py dev`, {saved.get('steps')} steps of "
              f"{saved.get('batch_size')} pairs; {saved.get('machine')}): dev retrieval of the kept checkpoint, "
              f"Kardes STS dev en-X and monolingual ({', '.join(DEV_STS_LANGUAGES)}), and English (what training "

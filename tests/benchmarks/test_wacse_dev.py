@@ -16,17 +16,16 @@ def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPat
     sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
     sts["en"] = 85.0
     better = {key: value + 2 for key, value in sts.items()}
-    saved = {"steps": 300, "batch_size": 32, "machine": "x86_64, 2 cores", "runs": {
-        "me5-small": {"sts": sts},
-        "defaults/seed-0": {"best": {"eval_dev_mean_accuracy": 0.80}, "sts": sts},
-        "defaults/seed-1": {"best": {"eval_dev_mean_accuracy": 0.82}, "sts": sts},
-        "cls-pooling/seed-0": {"best": {"eval_dev_mean_accuracy": 0.78}, "sts": better},
-        "cls-pooling/seed-1": {"best": {"eval_dev_mean_accuracy": 0.5}, "sts": sts},  # trained at other options
+    saved = {"steps": 300, "batch_size": 32, "machine": "x86_64, 2 cores", "me5-small": {"sts": sts}, "trained": {
+        "seed-0/defaults-0": {"best": {"eval_dev_mean_accuracy": 0.80}, "sts": sts},
+        "seed-1/defaults-1": {"best": {"eval_dev_mean_accuracy": 0.82}, "sts": sts},
+        "seed-0/cls-pooling-0": {"best": {"eval_dev_mean_accuracy": 0.78}, "sts": better},
+        "seed-1/before": {"best": {"eval_dev_mean_accuracy": 0.5}, "sts": sts},  # cls-pooling at other options
     }}
-    fingerprints = {key: f"now-{key}" for key in saved["runs"]}
-    for key in ("defaults/seed-0", "defaults/seed-1", "cls-pooling/seed-0"):
-        saved["runs"][key]["fingerprint"] = f"now-{key}"
-    saved["runs"]["cls-pooling/seed-1"]["fingerprint"] = "before"
+
+    def fingerprints(name: str, seed: int) -> str:
+        return f"{name}-{seed}"
+
     table = "\n".join(wacse.dev_table(saved, fingerprints))
     assert "| me5-small (untrained) | - | - | - | 60.00 | 70.00 | 85.00 |" in table
     assert "| defaults | the defaults | 2 | 81.00 | 60.00 | 70.00 | 85.00 |" in table
@@ -46,9 +45,8 @@ def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pyte
     sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
     now = wacse.run_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
     (tmp_path / "dev.json").write_text(json.dumps({"steps": 100, "batch_size": 32, "machine": "x86_64, 2 cores",
-                                                   "runs": {"me5-small": {"sts": sts}, "defaults/seed-0": {
-                                                       "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts,
-                                                       "fingerprint": now}}}),
+                                                   "me5-small": {"sts": sts}, "trained": {f"seed-0/{now}": {
+                                                       "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts}}}),
                                        encoding="utf-8")
     wacse.render()
     first = docs.read_text(encoding="utf-8")
@@ -69,6 +67,12 @@ def test_the_fingerprint_is_of_the_resolved_options(tmp_path, monkeypatch: pytes
                                   "output_dir": str(tmp_path)}) == defaults  # housekeeping and folder aside
     assert wacse.run_fingerprint({"max_steps": 100, "seed": 1}) != defaults
     assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "awp_links": "one"}) != defaults
+    tr = wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"]})
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"], "awp_links": "one",
+                                  "aligner": "itermax", "wtr_scale": 20.0}) == tr  # options of untrained objectives
+    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"], "aligner": "itermax"}) != \
+        wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"]})
     run = tmp_path / "config.yaml"  # a run folder's config.yaml, as training writes it
     run.write_text(yaml.safe_dump({"max_steps": 100, "seed": 0, "output_dir": "elsewhere"}), encoding="utf-8")
     assert wacse.run_fingerprint(config_file=run) == defaults
@@ -76,9 +80,10 @@ def test_the_fingerprint_is_of_the_resolved_options(tmp_path, monkeypatch: pytes
 
 def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A choice whose options resolve to a run already scored for that seed (as 'defaults' once a choice becomes
-    the default) reuses its scores; a run folder trained with other options is set aside (renamed with its
-    fingerprint), never resumed or mixed in."""
+    """Runs are kept by what they trained (their folder's config.yaml), so a choice that resolves to a run
+    already scored for that seed (as 'defaults' once a choice becomes the default) is not trained again, also
+    from a dev.json of the older layout (rows by choice name); a folder trained with other options is set aside
+    (renamed with its fingerprint), never resumed or mixed in."""
     import json
 
     import yaml
@@ -93,13 +98,11 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     monkeypatch.setattr(wacse, "render", lambda: None)
     choice = next(name for name, options in wacse.DEV_CHOICES.items() if options)
     budget = {"max_steps": 100, "batch_size": 32, "seed": 0}
-    scored = {"fingerprint": wacse.run_fingerprint(budget), "sts": {"en-kk": 1.0},
-              "best": {"eval_dev_mean_accuracy": 0.9}}
-    (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": scored}}),
-                                       encoding="utf-8")
-    folder = tmp_path / "dev" / "seed-0" / choice
-    folder.mkdir(parents=True)
-    (folder / "config.yaml").write_text(yaml.safe_dump(budget), encoding="utf-8")  # trained as the defaults
+    (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": {
+        "sts": {"en-kk": 1.0}, "best": {"eval_dev_mean_accuracy": 0.9}}}}), encoding="utf-8")
+    for name in ("earlier", choice):  # both trained at today's defaults, only 'earlier' scored
+        (tmp_path / "dev" / "seed-0" / name).mkdir(parents=True)
+        (tmp_path / "dev" / "seed-0" / name / "config.yaml").write_text(yaml.safe_dump(budget), encoding="utf-8")
     trained = []
 
     def run_stage(method: str, path, show_progress: bool, **options) -> dict:
@@ -111,9 +114,11 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     monkeypatch.setattr(polyembed.eval.api, "evaluate", lambda model, tasks, show_progress: type(
         "Result", (), {"scores": []})())
     wacse.dev([0], 100, 32, ["defaults", choice])
+    folder = tmp_path / "dev" / "seed-0" / choice
     assert trained == [("wacse", folder, {**wacse.DEV_CHOICES[choice], **budget, "keep_checkpoints": False})]
-    assert (folder.parent / f"{choice}-{scored['fingerprint']}" / "config.yaml").is_file()  # set aside
-    saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))["runs"]
-    assert saved["defaults/seed-0"]["same_run_as"] == "earlier/seed-0"
-    assert saved["defaults/seed-0"]["sts"] == {"en-kk": 1.0}
-    assert saved[f"{choice}/seed-0"]["fingerprint"] == wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})
+    defaults = wacse.run_fingerprint(budget)
+    assert (folder.parent / f"{choice}-{defaults}" / "config.yaml").is_file()  # set aside
+    saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))
+    assert saved["trained"][f"seed-0/{defaults}"]["sts"] == {"en-kk": 1.0}
+    mine = saved["trained"][f"seed-0/{wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})}"]
+    assert mine["choice"] == choice and mine["folder"] == f"dev/seed-0/{choice}"
