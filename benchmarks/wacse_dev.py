@@ -34,7 +34,7 @@ DEV_CHOICES: dict[str, dict[str, Any]] = {
     "eflomal-all-links": {"alignment_threshold": 0.5},
     "wtr-scale-20": {"wtr_scale": 20.0},
     "awp-one-link": {"awp_links": "one"},
-    "awp-links-together": {"awp_links": "together"},
+    "awp-links-all": {"awp_links": "all"},
     "learning-rate-2e-5": {"learning_rate": 2e-5},
 }
 """Issue 35's open choices, each against the defaults (all three objectives): TR alone (what the word objectives

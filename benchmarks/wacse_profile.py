@@ -3,9 +3,10 @@
   python benchmarks/wacse_profile.py run [--batches 5] [--batch-size 32]   # the default recipe's batches
   python benchmarks/wacse_profile.py render
 
-The default recipe (`WacseConfig`: eflomal links, all three objectives, AWP over every link) is built as
-`polyembed train wacse` builds it, and the same batches of its training pairs go through the loss forward and
-backward with each set of objectives: TR alone, TR + WTR, all three (AWP with each `awp_links`). Apart, on the
+The default recipe (`WacseConfig`: eflomal links, all three objectives) is built as `polyembed train wacse`
+builds it, and the same batches of its training pairs go through the loss forward and backward with each set
+of objectives: TR alone, TR + WTR, all three (AWP with each `awp_links`: all, each link in its own masked copy,
+is the one AWP's share is measured with). Apart, on the
 same batches: AWP's prediction over the vocabulary alone (the head and the softmax over all of the student's
 tokens, forward and backward, from the masked positions' states), the same over only the tokens of the run's own
 bitext (a restricted softmax, timed for comparison; it is not the paper's loss), and one AdamW step over the
@@ -125,13 +126,15 @@ def render() -> None:
              f"`{command} --batches {saved['batches']} --batch-size {saved['batch_size']}` ({saved['machine']}): "
              f"the default recipe's training pairs ({saved['links_per_pair']} eflomal links per pair kept), "
              "forward and backward of the loss per batch, mean over the batches; AWP's part is the difference "
-             "between all three objectives and TR + WTR. Per step AWP encodes "
+             "between all three objectives (AWP over every link, each in its own copy) and TR + WTR. Per step AWP "
+             "with `awp_links: all` encodes "
              f"{saved['per_step']['awp copies']:.0f} masked copies and predicts "
              f"{saved['per_step']['awp predicted tokens']:.0f} tokens (both directions).", "",
              "| part | seconds per step | share of a full step |", "|---|---|---|"]
     total = full + step["optimizer step"]
     rows = [("TR (forward + backward)", step["tr"]), ("TR + WTR", step["tr+wtr"]),
-            ("TR + AWP + WTR", full), ("AWP (the difference)", awp),
+            ("TR + AWP + WTR, `awp_links: all` (one masked copy per link)", full),
+            ("AWP with `awp_links: all` (the difference)", awp),
             ("TR + AWP + WTR, `awp_links: together` (one masked copy per sentence)",
              step["tr+awp+wtr, awp_links together"]),
             ("TR + AWP + WTR, `awp_links: one`", step["tr+awp+wtr, awp_links one"]),

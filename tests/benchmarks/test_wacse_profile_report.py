@@ -18,8 +18,8 @@ def test_the_profile_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
     module.render()
     first = docs.read_text(encoding="utf-8")
     assert "(3.64 eflomal links per pair kept)" in first and "encodes 230 masked copies" in first
-    assert "| TR + AWP + WTR | 11.30 | 95 % |" in first  # of 11.31 s (loss) + 0.55 s (AdamW)
-    assert "| AWP (the difference) | 9.59 | 81 % |" in first  # all three objectives minus TR + WTR
+    assert "| TR + AWP + WTR, `awp_links: all` (one masked copy per link) | 11.30 | 95 % |" in first  # + AdamW
+    assert "| AWP with `awp_links: all` (the difference) | 9.59 | 81 % |" in first  # all three minus TR + WTR
     assert "over all 250,037 tokens" in first and "| 1.37 | 12 % |" in first
     assert first.endswith("<!-- wacse-profile:end -->\n\nNotes\n")
     module.render()

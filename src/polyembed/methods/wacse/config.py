@@ -30,10 +30,10 @@ class WacseConfig(BitextConfig):
     scale: float = option(20.0, "Similarity scale of TR (1 / temperature; DAP's code: temperature 0.05).", above=0)
     wtr_scale: float = option(1.0, "Similarity scale of WTR (paper, eq. 6: a plain cosine, 1.0).", above=0)
     awp_links: Literal["all", "together", "one"] = option(
-        "all", "AWP masks every aligned word, each in its own copy of the sentence, summed over links (paper, "
-        "eq. 4; one forward pass per link); together: the same links, all of a sentence's aligned words masked in "
-        "one copy; one: one random aligned word per sentence and direction (together and one: one extra forward "
-        "pass per direction)."
+        "together", "AWP's masking: together masks all of a sentence's aligned words in one copy of it and sums the "
+        "loss over its links (one extra forward pass per direction); all masks each aligned word in its own copy "
+        "(one forward pass per link); one masks one random aligned word per sentence and direction. The paper "
+        "(eq. 4) sums over links without saying which; docs/methods/wacse.md compares them."
     )
     awp_head_warmup_steps: int = option(
         0, "First steps in which only the AWP head trains (the encoder frozen), so a fresh head carries "

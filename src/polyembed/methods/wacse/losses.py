@@ -10,9 +10,9 @@ pairs whose label carries word spans and word alignments (`alignments.link_label
   over links, divided by 2N.
 - AWP, aligned word prediction (eq. 4-5): mask an aligned word of one side and predict the tokens of its
   counterpart from the masked positions with an MLM head tied to the input embeddings; when the two words
-  have different token counts the longer is clipped (section 4.3). `awp_links` "all" masks every link in its
-  own copy of the sentence and sums over links (eq. 4); "together" sums over the same links but masks all of
-  a sentence's aligned words in one copy (the paper does not say which); "one" masks one random link per
+  have different token counts the longer is clipped (section 4.3). The loss sums over links (eq. 4);
+  `awp_links` "together" (the default) masks all of a sentence's aligned words in one copy, "all" masks each
+  link in its own copy of the sentence (the paper does not say which), "one" masks one random link per
   sentence and direction. "together" and "one" cost one extra forward pass per direction instead of one per
   link.
 
@@ -91,7 +91,7 @@ class WordAlignedTranslationLoss(nn.Module):
 
     def __init__(self, model: Any, tr_weight: float = 0.8, awp_weight: float = 0.1, wtr_weight: float = 0.1,
                  scale: float = 20.0, language_embeddings: bool = False, *, wtr_scale: float = 1.0,
-                 awp_links: str = "all") -> None:
+                 awp_links: str = "together") -> None:
         super().__init__()
         if awp_links not in ("all", "together", "one"):
             raise ValueError(f"awp_links '{awp_links}': choose all, together or one")
