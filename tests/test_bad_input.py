@@ -330,6 +330,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "'mlm' is not an objective"),
     ("wacse-bad-aligner", ["train", "wacse", "--aligner", "giza"], "--aligner"),
     ("wacse-bad-awp-links", ["train", "wacse", "--awp-links", "some"], "--awp-links"),
+    ("wacse-batch-of-one", ["train", "wacse", "--batch-size", "1"], "--batch-size"),  # TR needs negatives
     ("wacse-zero-wtr-scale", ["train", "wacse", "--wtr-scale", "0"], "--wtr-scale"),
     ("wacse-negative-head-warmup", ["train", "wacse", "--awp-head-warmup-steps", "-1"], "--awp-head-warmup-steps"),
     ("wacse-head-warmup-without-awp", ["train", "wacse", "--objectives", "tr", "--awp-head-warmup-steps", "5"],
