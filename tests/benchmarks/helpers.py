@@ -26,3 +26,17 @@ def stored_report(module_name: str, fixture: str, sections: str, docs: Path, tmp
     monkeypatch.setattr(module, "OUT", results)
     monkeypatch.setattr(module, "DOCS", docs)
     return module, docs, results
+
+
+
+def docs_kept_without(module_name: str, fixture: str, text: str, removed: str, tmp_path: Path,
+                      monkeypatch: pytest.MonkeyPatch, *also: str) -> None:
+    """Render with the stored result `removed` gone and check the docs are left as `text` (a table shown there
+    was measured elsewhere: results/ is not in git). `also`: names of modules whose OUT the renderer reads."""
+    module, docs, results = stored_report(module_name, fixture, text, tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    for name in also:
+        monkeypatch.setattr(f"{name}.OUT", module.OUT)
+    (results / removed).unlink()
+    module.render()
+    assert docs.read_text(encoding="utf-8") == text

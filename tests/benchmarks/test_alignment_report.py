@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import docs_kept_without, stored_report
 
 SECTION = "# Benchmarks\n\n<!-- alignment:start -->\n<!-- alignment:end -->\n"
 
@@ -27,8 +27,4 @@ def test_the_table_renders_from_stored_results_and_again_byte_for_byte(tmp_path:
 
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, docs, results = stored_report("alignment", "alignment", SECTION, tmp_path / "benchmarks.md", tmp_path,
-                                          monkeypatch)
-    (results / "aligners.json").unlink()
-    module.render()
-    assert docs.read_text(encoding="utf-8") == SECTION
+    docs_kept_without("alignment", "alignment", SECTION, "aligners.json", tmp_path, monkeypatch)

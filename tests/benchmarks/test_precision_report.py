@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import docs_kept_without, stored_report
 
 SECTIONS = "# Benchmarks\n\n<!-- precision:start -->\n<!-- precision:end -->\n\nWhat this shows\n"
 
@@ -33,8 +33,4 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = SECTIONS.replace("<!-- precision:end -->", "`python benchmarks/precision.py run --models m`: measured "
                             "elsewhere\n<!-- precision:end -->")
-    module, docs, results = stored_report("precision", "precision", text, tmp_path / "benchmarks.md", tmp_path,
-                                          monkeypatch)
-    (results / "precision.json").unlink()
-    module.render()
-    assert docs.read_text(encoding="utf-8") == text
+    docs_kept_without("precision", "precision", text, "precision.json", tmp_path, monkeypatch)

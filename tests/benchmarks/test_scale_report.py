@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import docs_kept_without, stored_report
 
 SECTIONS = "# Benchmarks\n\n<!-- scale:start -->\n<!-- scale:end -->\n\nNotes\n"
 
@@ -38,9 +38,4 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
 def test_a_shown_table_without_its_json_keeps_the_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = SECTIONS.replace("<!-- scale:end -->", "`python benchmarks/scale.py mining`: measured elsewhere\n"
                             "<!-- scale:end -->")
-    module, docs, results = stored_report("scale_report", "scale", text, tmp_path / "benchmarks.md", tmp_path,
-                                          monkeypatch)
-    monkeypatch.setattr("scale.OUT", module.OUT)
-    (results / "mining.json").unlink()
-    module.render()
-    assert docs.read_text(encoding="utf-8") == text
+    docs_kept_without("scale_report", "scale", text, "mining.json", tmp_path, monkeypatch, "scale")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import docs_kept_without, stored_report
 
 
 def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
@@ -38,7 +38,4 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "# Benchmarks\n\n<!-- serve-load:start -->\nkept\n<!-- serve-load:end -->\n"
-    module, docs, results = stored_report("serve", "serve", text, tmp_path / "benchmarks.md", tmp_path, monkeypatch)
-    (results / "serve.json").unlink()
-    module.render()
-    assert docs.read_text(encoding="utf-8") == text
+    docs_kept_without("serve", "serve", text, "serve.json", tmp_path, monkeypatch)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import docs_kept_without, stored_report
 
 SECTIONS = "# Benchmarks\n\n<!-- vocabulary-auxiliary:start -->\n<!-- vocabulary-auxiliary:end -->\n\nNotes\n"
 
@@ -32,8 +32,4 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = SECTIONS.replace("<!-- vocabulary-auxiliary:end -->", "`python benchmarks/vocabulary_transfer.py "
                             "auxiliary` elsewhere\n<!-- vocabulary-auxiliary:end -->")
-    module, docs, results = stored_report("vocabulary_transfer", "vocabulary", text, tmp_path / "benchmarks.md",
-                                          tmp_path, monkeypatch)
-    (results / "auxiliary-random.json").unlink()
-    module.render()
-    assert docs.read_text(encoding="utf-8") == text
+    docs_kept_without("vocabulary_transfer", "vocabulary", text, "auxiliary-random.json", tmp_path, monkeypatch)
