@@ -170,44 +170,47 @@ def render() -> None:
 
 def dev_table(saved: dict[str, Any], fingerprint: Callable[[str, int], str]) -> list[str]:
     """One row per choice: dev retrieval (mean of both directions, the kept checkpoint's) and Kardes STS dev,
-    each the mean over seeds; the change against the defaults in brackets. A choice's run for a seed is the one
-    stored under the fingerprint the choice has today (`fingerprint(choice, seed)`: today's defaults and the
-    saved budget)."""
+    each the mean over seeds; in brackets the change against the defaults, seed by seed over the seeds both have
+    (seeds differ by more than most choices do). A choice's run for a seed is the one stored under the
+    fingerprint the choice has today (`fingerprint(choice, seed)`: today's defaults and the saved budget)."""
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
 
-    rows: dict[str, dict[str, float | None]] = {}
     cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
+
+    def measures(run: dict[str, Any]) -> dict[str, float | None]:
+        best = run.get("best") or {}
+        return {"retrieval": 100 * best["eval_dev_mean_accuracy"] if "eval_dev_mean_accuracy" in best else None,
+                "cross": mean([run["sts"][c] for c in cross if c in run["sts"]]),
+                "mono": mean([run["sts"][c] for c in DEV_STS_LANGUAGES if c in run["sts"]]),
+                "english": run["sts"].get("en")}
+
     seeds = sorted({int(key.partition("/")[0].removeprefix("seed-")) for key in saved.get("trained", {})})
+    found: dict[str, dict[int, dict[str, float | None]]] = {}
     for name in DEV_CHOICES:
-        runs = [saved["trained"][key] for seed in seeds
-                if (key := f"seed-{seed}/{fingerprint(name, seed)}") in saved["trained"]]
-        if not runs:
-            continue
-        rows[name] = {
-            "retrieval": mean([100 * run["best"]["eval_dev_mean_accuracy"] for run in runs
-                               if run.get("best") and "eval_dev_mean_accuracy" in run["best"]]),
-            "cross": mean([mean([run["sts"][c] for c in cross if c in run["sts"]]) for run in runs]),
-            "mono": mean([mean([run["sts"][c] for c in DEV_STS_LANGUAGES if c in run["sts"]]) for run in runs]),
-            "english": mean([run["sts"]["en"] for run in runs if "en" in run["sts"]]),
-            "seeds": len(runs),
-        }
+        runs = {seed: measures(saved["trained"][key]) for seed in seeds
+                if (key := f"seed-{seed}/{fingerprint(name, seed)}") in saved["trained"]}
+        if runs:
+            found[name] = runs
     base = saved.get("me5-small", {}).get("sts", {})
     lines = [f"WACSE dev choices (`python benchmarks/wacse.py dev`, {saved.get('steps')} steps of "
              f"{saved.get('batch_size')} pairs; {saved.get('machine')}): dev retrieval of the kept checkpoint, "
              f"Kardes STS dev en-X and monolingual ({', '.join(DEV_STS_LANGUAGES)}), and English (what training "
-             "on translations costs the pivot), mean over seeds.", "",
+             "on translations costs the pivot), mean over seeds; in brackets the change against the defaults "
+             "on the same seeds.", "",
              "| choice | options | seeds | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual | "
              "Kardes STS dev English |", "|---|---|---|---|---|---|---|",
              f"| me5-small (untrained) | - | - | - | {mean([base[c] for c in cross if c in base]) or 0:.2f} | "
              f"{mean([base[c] for c in DEV_STS_LANGUAGES if c in base]) or 0:.2f} | {base.get('en', 0):.2f} |"]
-    reference = rows.get("defaults", {})
-    for name, row in rows.items():
+    reference = found.get("defaults", {})
+    for name, runs in found.items():
         cells = []
         for column in ("retrieval", "cross", "mono", "english"):
-            value, against = row[column], reference.get(column)
+            value = mean([v for run in runs.values() if (v := run[column]) is not None])
+            changes = [run[column] - reference[seed][column] for seed, run in runs.items()
+                       if seed in reference and None not in (run[column], reference[seed][column])]
             cells.append("-" if value is None else f"{value:.2f}" + (
-                f" ({value - against:+.2f})" if against is not None and name != "defaults" else ""))
+                f" ({mean(changes):+.2f})" if changes and name != "defaults" else ""))
         options = ", ".join(f"{k}={v}" for k, v in DEV_CHOICES[name].items()) or "the defaults"
-        lines.append(f"| {name} | {options} | {row['seeds']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {options} | {len(runs)} | " + " | ".join(cells) + " |")
     return lines
