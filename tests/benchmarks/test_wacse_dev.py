@@ -123,3 +123,12 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     assert saved["trained"][f"seed-0/{defaults}"]["sts"] == {"en-kk": 1.0}
     mine = saved["trained"][f"seed-0/{wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})}"]
     assert mine["choice"] == choice and mine["folder"] == f"dev/seed-0/{choice}"
+
+
+def test_a_warm_up_added_on_top_trains_the_encoder_as_long_as_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse_dev")
+    added = wacse._choice_options("head-warmup-50-added", 100, 32, 0)
+    assert added["max_steps"] - added["awp_head_warmup_steps"] == wacse._choice_options("defaults", 100, 32, 0)[
+        "max_steps"]
+    assert wacse._choice_options("head-warmup-50", 100, 32, 0)["max_steps"] == 100  # the warm-up within the budget
