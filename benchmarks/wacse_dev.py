@@ -78,12 +78,14 @@ def run_fingerprint(options: dict[str, Any] | None = None, config_file: Path | N
     return hashlib.sha256(json.dumps(resolved, sort_keys=True).encode("utf-8")).hexdigest()[:12]
 
 
-def set_aside(folder: Path, fingerprint: str) -> None:
+def set_aside(folder: Path, fingerprint: str) -> Path | None:
     """Rename a run folder trained with other options than `fingerprint`'s (e.g. before a default changed) to
-    '<name>-<its fingerprint>', so the new run starts afresh and nothing is mixed in or lost."""
+    '<name>-<its fingerprint>', so the new run starts afresh and nothing is mixed in or lost; the new path, or
+    None when nothing moved."""
     config_file = folder / "config.yaml"
     if config_file.is_file() and (before := run_fingerprint(config_file=config_file)) != fingerprint:
-        folder.rename(folder.with_name(f"{folder.name}-{before}"))
+        return folder.rename(folder.with_name(f"{folder.name}-{before}"))
+    return None
 
 
 def _choice_options(name: str, steps: int, batch_size: int, seed: int) -> dict[str, Any]:
@@ -145,7 +147,10 @@ def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> No
             if key in saved["trained"]:
                 continue
             folder = OUT / "dev" / f"seed-{seed}" / name
-            set_aside(folder, key.partition("/")[2])
+            moved = set_aside(folder, key.partition("/")[2])
+            for run in saved["trained"].values():  # a scored run keeps pointing at its folder
+                if moved is not None and run.get("folder") == str(folder.relative_to(OUT)):
+                    run["folder"] = str(moved.relative_to(OUT))
             trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
             saved["trained"][key] = {"choice": name, "options": DEV_CHOICES[name], "steps": steps,
                                      "batch_size": batch_size, "folder": str(folder.relative_to(OUT)),

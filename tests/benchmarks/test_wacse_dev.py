@@ -100,10 +100,11 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     choice = next(name for name, options in wacse.DEV_CHOICES.items() if options)
     budget = {"max_steps": 100, "batch_size": 32, "seed": 0}
     (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": {
-        "sts": {"en-kk": 1.0}, "best": {"eval_dev_mean_accuracy": 0.9}}}}), encoding="utf-8")
-    for name in ("earlier", choice):  # both trained at today's defaults, only 'earlier' scored
+        "sts": {"en-kk": 1.0}, "best": {"eval_dev_mean_accuracy": 0.9}}, f"{choice}/seed-0": {
+        "sts": {"en-kk": 2.0}, "best": {"eval_dev_mean_accuracy": 0.9}}}}), encoding="utf-8")
+    for name, options in (("earlier", budget), (choice, {**budget, "pooling": "cls"})):  # scored before
         (tmp_path / "dev" / "seed-0" / name).mkdir(parents=True)
-        (tmp_path / "dev" / "seed-0" / name / "config.yaml").write_text(yaml.safe_dump(budget), encoding="utf-8")
+        (tmp_path / "dev" / "seed-0" / name / "config.yaml").write_text(yaml.safe_dump(options), encoding="utf-8")
     trained = []
 
     def run_stage(method: str, path, show_progress: bool, **options) -> dict:
@@ -117,10 +118,11 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     wacse.dev([0], 100, 32, ["defaults", choice])
     folder = tmp_path / "dev" / "seed-0" / choice
     assert trained == [("wacse", folder, {**wacse.DEV_CHOICES[choice], **budget, "keep_checkpoints": False})]
-    defaults = wacse.run_fingerprint(budget)
-    assert (folder.parent / f"{choice}-{defaults}" / "config.yaml").is_file()  # set aside
+    defaults, before = wacse.run_fingerprint(budget), wacse.run_fingerprint({**budget, "pooling": "cls"})
+    assert (folder.parent / f"{choice}-{before}" / "config.yaml").is_file()  # set aside
     saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))
     assert saved["trained"][f"seed-0/{defaults}"]["sts"] == {"en-kk": 1.0}
+    assert saved["trained"][f"seed-0/{before}"]["folder"] == f"dev/seed-0/{choice}-{before}"  # follows its folder
     mine = saved["trained"][f"seed-0/{wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})}"]
     assert mine["choice"] == choice and mine["folder"] == f"dev/seed-0/{choice}"
 
