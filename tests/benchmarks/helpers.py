@@ -40,3 +40,12 @@ def docs_kept_without(module_name: str, fixture: str, text: str, removed: str, t
     (results / removed).unlink()
     module.render()
     assert docs.read_text(encoding="utf-8") == text
+
+
+def rendered_twice(module: ModuleType, docs: Path) -> str:
+    """The docs after `module.render()`, checked to come out byte for byte the same from a second render."""
+    module.render()
+    first = docs.read_text(encoding="utf-8")
+    module.render()
+    assert docs.read_text(encoding="utf-8") == first
+    return first

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import stored_report
+from tests.benchmarks.helpers import rendered_twice, stored_report
 
 SECTIONS = ("# Benchmarks\n\n<!-- modular-cla:start -->\n<!-- modular-cla:end -->\n\n"
             "<!-- modular-genres:start -->\n<!-- modular-genres:end -->\n\n"
@@ -19,8 +19,7 @@ def test_each_study_renders_its_section_and_again_byte_for_byte(name: str, tmp_p
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     module, docs, _ = stored_report(name, "modular-studies", SECTIONS, tmp_path / "benchmarks.md", tmp_path,
                                     monkeypatch)
-    module.render()
-    first = docs.read_text(encoding="utf-8")
+    first = rendered_twice(module, docs)
     if name == "modular_cla_ablation":
         assert "### Choosing the CLA learning rate" in first
         assert "<!-- modular-la:start -->\n<!-- modular-la:end" in first
@@ -33,8 +32,6 @@ def test_each_study_renders_its_section_and_again_byte_for_byte(name: str, tmp_p
         assert "| de | no LA: after SE | 83.7 | 77.5 | 97.2 | 80.2 | 69.2 | 98.0 | yes |" in first
         assert "| kk | LA at 5e-5: after SE | 76.8 | 68.6 | 98.5 | 79.6 | 58.1 | 78.7 | yes |" in first
         assert "<!-- modular-cla:start -->\n<!-- modular-cla:end" in first
-    module.render()
-    assert docs.read_text(encoding="utf-8") == first
 
 
 @pytest.mark.parametrize(("name", "shown"), [("modular_cla_ablation", "python benchmarks/modular_cla_ablation.py run"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import docs_kept_without, stored_report
+from tests.benchmarks.helpers import docs_kept_without, rendered_twice, stored_report
 
 SECTIONS = "# Benchmarks\n\n<!-- precision:start -->\n<!-- precision:end -->\n\nWhat this shows\n"
 
@@ -17,8 +17,7 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     module, docs, _ = stored_report("precision", "precision", SECTIONS, tmp_path / "benchmarks.md", tmp_path,
                                     monkeypatch)
-    module.render()
-    first = docs.read_text(encoding="utf-8")
+    first = rendered_twice(module, docs)
     assert "`python benchmarks/precision.py run --models tiny`" in first and "(2 CPUs, Python 3.11.7)" in first
     assert "**tiny** (demo tasks 158 s in float32, 87 s in bf16; forgetting task 111 s / 75 s)" in first
     assert "| cross_sts | 63.20 | 63.24 | +0.04 |" in first and "| english_sts | 86.57 | 86.56 | -0.00 |" in first
@@ -26,8 +25,6 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
     assert ("Largest difference over the 2 main scores: 0.20 (tatoeba/kaz/accuracy); over the 3 forgetting "
             "languages: 1.00 (afr), 1 of them changed at all.") in first
     assert first.endswith("changed at all.\n\n<!-- precision:end -->\n\nWhat this shows\n")
-    module.render()
-    assert docs.read_text(encoding="utf-8") == first
 
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import docs_kept_without, stored_report
+from tests.benchmarks.helpers import docs_kept_without, rendered_twice, stored_report
 
 
 def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
@@ -17,8 +17,7 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
     module, docs, _ = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                     "<!-- serve-load:end -->\n\n## After\n", tmp_path / "benchmarks.md", tmp_path,
                                     monkeypatch)
-    module.render()
-    first = docs.read_text(encoding="utf-8")
+    first = rendered_twice(module, docs)
     assert first.startswith("# Benchmarks\n\n<!-- serve-load:start -->\n## Serving under load")
     assert first.endswith("<!-- serve-load:end -->\n\n## After\n")  # what follows the section stays
     assert "| polyembed | me5-small | torch | 1 | 35.0 | 35.0 | 74.1 | 200: 1329, 429: 71 | 89.7 |" in first
@@ -32,8 +31,6 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
     # batches cut by length at each --call-overhead-tokens, calls per batch in brackets; the last never cuts
     assert "| model | backend | sentences / batch | 0 | 8 | 16 | 32 | 64 | 128 | 256 | never cut |" in first
     assert "| me5-small | torch | 64 | 35.8 (64.0) | 70.5 (8.0) |" in first and "| 53.8 (1.0) |" in first
-    module.render()
-    assert docs.read_text(encoding="utf-8") == first
 
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
