@@ -28,10 +28,37 @@ def test_the_wait_is_queued_tokens_over_the_measured_speed() -> None:
     assert work.pending_tokens == 0
 
 
+def test_a_submitted_job_is_queued_work_before_anything_else_runs(tmp_path) -> None:
+    """Admission checks the queue, then submits: the submit counts the tokens with no await in between, so a
+    burst of requests cannot all pass the check before the first of them is counted (a CI failure once)."""
+    import asyncio
+
+    from polyembed.serve.app import EmbeddingBatcher
+
+    encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
+
+    async def scenario() -> tuple[list[int], int]:
+        batcher = EmbeddingBatcher(encoder, max_wait_ms=0)
+        await batcher.start()
+        try:
+            pending = []
+            futures = []
+            for tokens in ([3], [4, 5]):
+                futures.append(batcher.submit(["one"] * len(tokens), [None] * len(tokens), tokens))
+                pending.append(batcher.work.pending_tokens)  # counted before the loop ran anything
+            await asyncio.gather(*futures)
+            return pending, batcher.work.pending_tokens
+        finally:
+            await batcher.stop()
+
+    pending, after = asyncio.run(scenario())
+    assert pending == [3, 12] and after == 0
+
+
 def test_a_request_behind_too_much_queued_work_is_429_and_the_queue_empties(tmp_path) -> None:
     encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
     slow = SlowEncoder(encoder)
-    slow.delay = 0.4
+    slow.delay = 1.0  # long enough that the four requests meet the first one's work on a loaded machine
     app = create_app(slow, ServerLimits(max_queue_seconds=0.05, max_wait_ms=0))
     with TestClient(app) as client, ThreadPoolExecutor(4) as pool:
         assert app.state.batcher.work.tokens_per_second is None  # the warm-up is no measure

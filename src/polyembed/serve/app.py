@@ -171,17 +171,24 @@ class EmbeddingBatcher:
     async def embed(self, sentences: list[str], languages: list[str | None],
                     tokens: list[int] | None = None) -> np.ndarray:
         """L2-normalised float32 rows for `sentences`, in order; `tokens` is each one's length in tokens (by
-        default an estimate from its words and characters). Cancelling the call before its batch starts drops
-        the job unencoded."""
+        default an estimate from its words and characters)."""
+        return await self.submit(sentences, languages, tokens)
+
+    def submit(self, sentences: list[str], languages: list[str | None],
+               tokens: list[int] | None = None) -> asyncio.Future:
+        """Queue a job and count its tokens as queued work at once, with no await in between, so admission
+        that checks the queue and then submits is atomic: a burst of requests cannot all pass the check before
+        any of them is counted. The future holds the rows; cancelling it before its batch starts drops the job
+        unencoded."""
         if self._queue is None:
             raise RuntimeError("EmbeddingBatcher.start() was not called")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         lengths = tokens if tokens is not None else [max(len(sentence.split()), len(sentence) // 3) + 2
                                                      for sentence in sentences]  # text without spaces too
         self.work.add(sum(lengths))
-        await self._queue.put(_Job(sentences, languages, lengths, future))
+        self._queue.put_nowait(_Job(sentences, languages, lengths, future))  # unbounded: never waits
         self.metrics.queue_depth.set(self._queue.qsize())
-        return await future
+        return future
 
     async def _run(self) -> None:
         assert self._queue is not None
@@ -429,7 +436,8 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
             await refusal_pause(limits.max_queue_seconds)  # as the middleware's refusals
             message, headers = queue_refusal(wait, limits.max_queue_seconds)
             raise RequestError(message, status=429, headers=headers)
-        vectors = await _unless_disconnected(batcher.embed(sentences, languages, counts), request)
+        # no await between the check above and the submit: the next request's check sees these tokens
+        vectors = await _unless_disconnected(batcher.submit(sentences, languages, counts), request)
         data = [
             {
                 "object": "embedding",
