@@ -163,12 +163,19 @@ def _score(results: dict[str, Any], entry: dict[str, Any], path: str, seed: int,
 def _train(results: dict[str, Any], runs: dict[str, Any], key: str, folder: Path, options: dict[str, Any],
            dev: tuple[list[str], list[str], list[list[tuple[int, int]]]]) -> None:
     """Train one run (unless done at these options) and score it; a run saved with other options (a default
-    changed since) is trained and scored again, its old folder set aside."""
+    changed since) is trained and scored again, its old folder set aside. What counts is the folder's config.yaml:
+    a row whose saved fingerprint differs only because an option was added since (its default trains as before)
+    keeps its scores."""
     from polyembed.methods.modular.pipeline import run_stage
 
     fingerprint = wacse_dev.run_fingerprint(options)
-    if runs.get(key, {}).get("fingerprint") != fingerprint:
-        runs.pop(key, None)
+    if key in runs and runs[key].get("fingerprint") != fingerprint:
+        config_file = folder / "config.yaml"
+        if config_file.is_file() and wacse_dev.run_fingerprint(config_file=config_file) == fingerprint:
+            runs[key]["fingerprint"] = fingerprint
+        else:
+            runs.pop(key)
+    if key not in runs:
         wacse_dev.set_aside(folder, fingerprint)
     trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
     runs.setdefault(key, {}).update({k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")}

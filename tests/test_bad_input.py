@@ -335,6 +335,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("wacse-negative-head-warmup", ["train", "wacse", "--awp-head-warmup-steps", "-1"], "--awp-head-warmup-steps"),
     ("wacse-head-warmup-without-awp", ["train", "wacse", "--objectives", "tr", "--awp-head-warmup-steps", "5"],
      "warms up the AWP head, but awp is not trained"),
+    ("wacse-group-by-length", ["train", "wacse", "--group-by-length"], "length grouping does not apply"),
     ("wacse-vocabulary-transfer", ["train", "wacse", "--student-vocabulary", "transfer"],
      "WACSE keeps the student's vocabulary"),
     ("wacse-bad-bitext", ["train", "wacse", "--languages", "", "--datasets", "", "--parallel-files",

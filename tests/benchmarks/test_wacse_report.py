@@ -76,3 +76,45 @@ def test_the_budget_curve_pairs_each_seed_with_tr_alone(monkeypatch: pytest.Monk
             "0.0 (1.0 / -1.0) | -1.5 (-2.0 / -1.0) |") in lines
     assert "| 200 | 85.0 | 63.0 | - | - | - | - |" in lines
     assert wacse.budget_table({"runs": {}}) == []
+
+
+def test_a_row_keeps_its_scores_while_its_folder_trained_todays_options(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A saved fingerprint that differs only because the fingerprint's inputs changed (an option added since,
+    whose default trains as before) keeps the row: its folder's config.yaml is what decides. A folder trained with
+    other options is set aside and the run trained and scored again."""
+    import yaml
+
+    import polyembed.eval.api
+    import polyembed.methods.modular.pipeline
+    import polyembed.models.loading
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    trained, evaluated = [], []
+
+    def run_stage(method: str, path: Path, show_progress: bool, **options) -> dict:
+        trained.append(path)
+        return {"model_dir": str(path / "model"), "best": {"eval_dev_mean_accuracy": 0.5}, "wall_seconds": 1.0}
+
+    monkeypatch.setattr(wacse, "OUT", tmp_path)
+    monkeypatch.setattr(wacse, "aligned_words", lambda *args: None)
+    monkeypatch.setattr(wacse, "under_alignment", lambda vectors: {"word_retrieval": 1.0})
+    monkeypatch.setattr(polyembed.methods.modular.pipeline, "run_stage", run_stage)
+    monkeypatch.setattr(polyembed.models.loading, "load_model", lambda path: path)
+    monkeypatch.setattr(polyembed.models.loading, "as_sentence_transformer", lambda encoder: (encoder,))
+    monkeypatch.setattr(polyembed.eval.api, "evaluate", lambda model, tasks, show_progress: evaluated.append(
+        model) or type("Result", (), {"scores": []})())
+    saved = {"scores": {"tatoeba/kaz": 50.0}, "words": {"0": {"word_retrieval": 9.0}}, "fingerprint": "old-rules"}
+    runs = {"tr/seed-0": dict(saved), "tr+awp/seed-0": dict(saved)}
+    dev = ([], [], [])
+    for name, changed in (("tr", {}), ("tr+awp", {"pooling": "cls"})):
+        options = wacse._variant_options(name, 300, 32, 0)
+        folder = tmp_path / "seed-0" / name
+        folder.mkdir(parents=True)
+        (folder / "config.yaml").write_text(yaml.safe_dump({**options, **changed}), encoding="utf-8")
+        wacse._train({"runs": runs}, runs, f"{name}/seed-0", folder, options, dev)
+    today = wacse.wacse_dev.run_fingerprint(wacse._variant_options("tr", 300, 32, 0))
+    assert runs["tr/seed-0"]["scores"] == {"tatoeba/kaz": 50.0} and runs["tr/seed-0"]["fingerprint"] == today
+    assert runs["tr+awp/seed-0"]["scores"] == {} and evaluated == [str(tmp_path / "seed-0" / "tr+awp" / "model")]
+    assert (tmp_path / "seed-0").is_dir() and len(list((tmp_path / "seed-0").glob("tr+awp-*"))) == 1  # set aside

@@ -91,12 +91,23 @@ def test_the_head_warm_up_leaves_the_encoder_as_it_was(tiny, tmp_path: Path) -> 
     assert any(not torch.equal(start[name], moved[name]) for name in start)
 
 
+def test_dev_sts_of_the_trained_languages_is_logged_beside_retrieval(tiny, tmp_path: Path, shared_data: Path) -> None:
+    """The user's en-de file meets stsb-multi-mt's en-de dev split: dev STS is measured at each evaluation, and
+    the checkpoint is still the one of best dev retrieval (the paper's measure)."""
+    result = train("wacse", show_progress=False, **_options(
+        tiny, tmp_path / "run", objectives=["tr"], dev_sts_pairs=40, data_root=str(shared_data)))
+    history = [entry for entry in result.history if "eval_dev-sts_spearman_cosine" in entry]
+    assert len(history) == 2 and "dev-sts_spearman_cosine" in result.details["before"]
+    assert result.best["eval_dev_mean_accuracy"] == max(entry["eval_dev_mean_accuracy"] for entry in history)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ({"objectives": ["tr", "mlm"]}, "'mlm' is not an objective"),
     ({"objectives": ["awp"], "awp_weight": 0.0}, "every chosen objective has weight 0"),
     ({"student_vocabulary": "transfer"}, "WACSE keeps the student's vocabulary"),
     ({"alignment_threshold": 1.5}, "alignment-threshold: 1.5 is out of range"),
     ({"objectives": ["tr", "wtr"], "awp_head_warmup_steps": 3}, "warms up the AWP head, but awp is not trained"),
+    ({"group_by_length": True}, "length grouping does not apply"),
 ])
 def test_bad_options_stop_before_any_model_loads(tiny, tmp_path: Path, extra: dict, message: str) -> None:
     with pytest.raises(PolyembedError, match=message):

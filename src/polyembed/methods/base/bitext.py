@@ -68,7 +68,8 @@ def prepare_bitext(config: BitextConfig, origin: ConfigOrigin | None = None) -> 
         language_origin=lambda i: origin.where("languages", i),
     )
     train, dev = split_dev(sources, config.dev_pairs_per_source, config.seed)
-    return Bitext(train, dev, _dev_sts(config, root) if config.dev_sts_pairs > 0 and root else None)
+    trained = list(dict.fromkeys(source.language for source in train))  # the user's files' languages too
+    return Bitext(train, dev, _dev_sts(config, trained, root) if config.dev_sts_pairs > 0 and root else None)
 
 
 def parallel_file_specs(config: BitextConfig, origin: ConfigOrigin) -> list[ParallelFileSpec]:
@@ -82,9 +83,9 @@ def parallel_file_specs(config: BitextConfig, origin: ConfigOrigin) -> list[Para
     return files
 
 
-def _dev_sts(config: BitextConfig, root: Path) -> tuple[list[str], list[str], list[float]] | None:
+def _dev_sts(config: BitextConfig, trained: list[str], root: Path) -> tuple[list[str], list[str], list[float]] | None:
     """English-X stsb-multi-mt dev pairs for the trained languages it covers, split evenly, scores in [0, 1]."""
-    languages = [normalize_language(code) for code in config.languages]
+    languages = list(dict.fromkeys(normalize_language(code) for code in trained))
     covered = [code for code in languages if code in STSB_MULTI_MT_LANGUAGES]
     folder = root / get_dataset("stsb-multi-mt").folder
     if not covered or not folder.is_dir():

@@ -24,6 +24,9 @@ def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> Bit
     if config.student_vocabulary != "keep":
         raise origin.error("student_vocabulary", "WACSE keeps the student's vocabulary (aligned spans are the "
                            "student's tokens); use 'keep'")
+    if config.group_by_length and ("group_by_length" in origin.key_lines or "group_by_length" in origin.from_cli):
+        raise origin.error("group_by_length", "WACSE draws its batches at random with no text twice (the other "
+                           "pairs of a batch are TR's negatives); length grouping does not apply: leave it out")
     if not config.objectives:
         raise origin.error("objectives", "no objective: choose from tr, awp, wtr")
     for index, name in enumerate(config.objectives):
@@ -46,7 +49,11 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     """Student, alignments of the training pairs, labels of token spans and links, the loss, dev retrieval."""
     import numpy as np
     from datasets import Dataset
-    from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
+    from sentence_transformers.sentence_transformer.evaluation import (
+        EmbeddingSimilarityEvaluator,
+        SequentialEvaluator,
+        TranslationEvaluator,
+    )
     from sentence_transformers.sentence_transformer.modules import Pooling
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
@@ -93,6 +100,10 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     else:
         evaluator = TranslationEvaluator(dev_english, dev_other, batch_size=config.batch_size, name="dev",
                                          show_progress_bar=False)
+        if bitext.dev_sts is not None:  # logged beside retrieval: what the word objectives cost sentence STS
+            first, second, scores = bitext.dev_sts
+            evaluator = SequentialEvaluator([evaluator, EmbeddingSimilarityEvaluator(
+                first, second, scores, name="dev-sts", batch_size=config.batch_size, write_csv=False)])
     before = evaluator(model)
     loss = WordAlignedTranslationLoss(model, weights["tr"], weights["awp"], weights["wtr"], config.scale,
                                       language_embeddings=bool(type_ids), wtr_scale=config.wtr_scale,
@@ -101,7 +112,8 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
         config.awp_head_warmup_steps else []
     if show_progress:
         logger.info(f"wacse: {len(english):,} pairs, {kept / max(len(english), 1):.1f} word links per pair kept "
-                    f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}; "
+                    f"(>= {config.alignment_threshold}); dev retrieval before {before['dev_mean_accuracy']:.3f}"
+                    + (f", dev STS before {before['dev-sts_spearman_cosine']:.3f}" if bitext.dev_sts else "") + "; "
                     f"objectives {', '.join(f'{k} {v}' for k, v in weights.items() if v)}")
     return TrainingJob(
         model=model,
