@@ -41,6 +41,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr": {"objectives": ["tr"]},
     "tr+awp": {"objectives": ["tr", "awp"]},
     "tr+wtr": {"objectives": ["tr", "wtr"]},
+    "tr+wtr-scale-20": {"objectives": ["tr", "wtr"], "wtr_scale": 20.0},
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }
@@ -147,12 +148,17 @@ def _score(results: dict[str, Any], entry: dict[str, Any], path: str, seed: int,
     from polyembed.models.loading import as_sentence_transformer, load_model
 
     words = entry.setdefault("words", {})
-    if "scores" in entry and str(seed) in words:
+    if "scores" in entry and "dev_sts" in entry and str(seed) in words:
         return
     encoder = load_model(path)
     if "scores" not in entry:
         result = evaluate(encoder, [get_task(t, **o) for t, o in TASKS], show_progress=False)
         entry["scores"] = {f"{s.task}/{s.subset}": round(float(s.value), 2) for s in result.scores if s.main}
+    if "dev_sts" not in entry:  # what a choice between the variants may rest on (the test columns may not)
+        entry["dev_sts"] = wacse_dev.kardes_dev_sts(encoder)
+        _save(results)
+    if str(seed) in words:
+        return
     english, other, links = dev
     vectors = aligned_words(as_sentence_transformer(encoder)[0], english, other, links)
     words[str(seed)] = {**under_alignment(vectors), "dev_pairs": len(english),
@@ -255,9 +261,7 @@ def render() -> None:
              "memory (resident set) per run, alone on the machine.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in names:
-        keys = ["me5-small"] if name == "me5-small" else sorted(k for k in runs if k.startswith(f"{name}/seed-") and (
-            runs[k].get("fingerprint") == wacse_dev.run_fingerprint(_variant_options(
-                name, payload["steps"], payload["batch_size"], int(k.split("/seed-")[1])))))  # today's options only
+        keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)  # today's options only
         rows = [runs[k] for k in keys if "scores" in runs.get(k, {})]
         if not rows:
             continue
@@ -282,9 +286,42 @@ def render() -> None:
         lines += ["", "Word pairs the aligner links in held-out pairs (English and its low-resource translation), "
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
+    lines += dev_columns(payload, names)
     lines += budget_table(payload)
     lines += ["", END]
     publish(DOCS, START, END, lines)
+
+
+def _todays_keys(payload: dict[str, Any], name: str) -> list[str]:
+    """The variant's runs trained with today's options, by seed."""
+    runs = payload["runs"]
+    return sorted(k for k in runs if k.startswith(f"{name}/seed-") and runs[k].get("fingerprint") == (
+        wacse_dev.run_fingerprint(_variant_options(name, payload["steps"], payload["batch_size"],
+                                                   int(k.split("/seed-")[1])))))
+
+
+def dev_columns(payload: dict[str, Any], names: list[str]) -> list[str]:
+    """The same runs on dev splits (empty until some run has them): dev retrieval of the kept checkpoint and
+    Kardes STS dev, mean over seeds (each seed); a choice between variants rests on these, not on the test
+    columns above."""
+    runs = payload["runs"]
+    rows = []
+    for name in names:
+        keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)
+        found = [wacse_dev.dev_measures(runs[k].get("best"), runs[k]["dev_sts"]) for k in keys
+                 if "dev_sts" in runs.get(k, {})]
+        if not found or len(found) < len(keys):
+            continue
+        cells = [_cell(values) if (values := [m[c] for m in found if m[c] is not None]) else "-"
+                 for c in ("retrieval", "cross", "mono", "english")]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["", "The same runs on dev splits (what a choice between the variants rests on; the test columns above "
+            "are not chosen on): translation retrieval of the kept checkpoint on the run's held-out pairs, and "
+            f"Kardes STS dev en-X, monolingual ({', '.join(wacse_dev.DEV_STS_LANGUAGES)}) and English.", "",
+            "| model | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual | Kardes STS dev English |",
+            "|---|---|---|---|---|", *rows]
 
 
 def _cell(values: list[float]) -> str:

@@ -121,23 +121,42 @@ def _load_dev() -> dict[str, Any] | None:
     return saved
 
 
+def kardes_dev_sts(encoder: Any) -> dict[str, float]:
+    """Kardes STS dev of an encoder: English, the trained Turkic languages it has, and their pairs (Spearman)."""
+    from polyembed.eval.api import evaluate
+    from polyembed.eval.registry import get_task
+
+    task = get_task("kardes-sts", languages=["en", *DEV_STS_LANGUAGES], split="dev")
+    result = evaluate(encoder, [task], show_progress=False)
+    return {s.subset: round(float(s.value), 2) for s in result.scores if s.main}
+
+
+def dev_measures(best: dict[str, Any] | None, sts: dict[str, float]) -> dict[str, float | None]:
+    """The dev columns of a run: retrieval of the kept checkpoint (x100), Kardes STS dev en-X, monolingual and
+    English (None where missing)."""
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    best = best or {}
+    return {"retrieval": 100 * best["eval_dev_mean_accuracy"] if "eval_dev_mean_accuracy" in best else None,
+            "cross": mean([sts[f"en-{code}"] for code in DEV_STS_LANGUAGES if f"en-{code}" in sts]),
+            "mono": mean([sts[code] for code in DEV_STS_LANGUAGES if code in sts]),
+            "english": sts.get("en")}
+
+
 def dev(seeds: list[int], steps: int, batch_size: int, choices: list[str]) -> None:
     """Train each choice per seed and score it on dev splits (dev.json); prints the table. A choice whose options
     resolve to a run already scored for that seed (e.g. the old default after a default changed) is not trained
     again."""
-    from polyembed.eval.api import evaluate
-    from polyembed.eval.registry import get_task
     from polyembed.methods.modular.pipeline import run_stage
     from polyembed.models.loading import load_model
 
     path = OUT / "dev.json"
     saved = _load_dev() or {"trained": {}}
     saved |= {"steps": steps, "batch_size": batch_size, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
-    task = get_task("kardes-sts", languages=["en", *DEV_STS_LANGUAGES], split="dev")
 
     def sts(model_path: str) -> dict[str, float]:
-        result = evaluate(load_model(model_path), [task], show_progress=False)
-        return {s.subset: round(float(s.value), 2) for s in result.scores if s.main}
+        return kardes_dev_sts(load_model(model_path))
 
     if "me5-small" not in saved:
         saved["me5-small"] = {"sts": sts("me5-small")}
@@ -191,11 +210,7 @@ def dev_table(saved: dict[str, Any], fingerprint: Callable[[str, int], str]) -> 
     cross = [f"en-{code}" for code in DEV_STS_LANGUAGES]
 
     def measures(run: dict[str, Any]) -> dict[str, float | None]:
-        best = run.get("best") or {}
-        return {"retrieval": 100 * best["eval_dev_mean_accuracy"] if "eval_dev_mean_accuracy" in best else None,
-                "cross": mean([run["sts"][c] for c in cross if c in run["sts"]]),
-                "mono": mean([run["sts"][c] for c in DEV_STS_LANGUAGES if c in run["sts"]]),
-                "english": run["sts"].get("en")}
+        return dev_measures(run.get("best"), run["sts"])
 
     seeds = sorted({int(key.partition("/")[0].removeprefix("seed-")) for key in saved.get("trained", {})})
     found: dict[str, dict[int, dict[str, float | None]]] = {}

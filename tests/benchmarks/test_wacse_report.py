@@ -30,6 +30,8 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
     def run(name: str, seed: int, low: float, fingerprint: str | None = None) -> dict:
         now = wacse_dev.run_fingerprint(wacse._variant_options(name, 300, 32, seed))
         return {"scores": scores(low, 90.0), "fingerprint": fingerprint or now, "wall_seconds": 100.0 + seed,
+                "best": {"eval_dev_mean_accuracy": 0.8 + seed / 100},
+                "dev_sts": {"en": 80.0, "kk": 70.0, "uz": 60.0 + seed, "en-kk": 50.0, "en-uz": 40.0},
                 "peak_memory_mb": 2048.0, "words": {str(seed): {"aligned_word_cosine": 50.0, "word_retrieval": 40.0,
                                                               "dev_pairs": 300, "dev_links": 900}}}
 
@@ -48,6 +50,8 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
             and "| 81.0 (80.0 / 82.0) | 90.0 (90.0 / 90.0) | 60.0 (60.0 / 60.0) | 50.0 (50.0 / 50.0) | "
             "40.0 (40.0 / 40.0) | 100.5 (100.0 / 101.0) | 2.0 (2.0 / 2.0) |" in text)
     assert "| tr+awp |" not in text
+    assert "| tr | 80.5 (80.0 / 81.0) | 45.0 (45.0 / 45.0) | 65.2 (65.0 / 65.5) | 80.0 (80.0 / 80.0) |" in text
+    assert "| me5-small | - |" not in text  # untrained me5-small has no dev STS stored here: no dev row
     assert "seed 0: 300 pairs, 900 links; seed 1: 300 pairs, 900 links" in text
     assert text.endswith("<!-- wacse:end -->\n\nNotes\n")
 
@@ -116,5 +120,7 @@ def test_a_row_keeps_its_scores_while_its_folder_trained_todays_options(tmp_path
         wacse._train({"runs": runs}, runs, f"{name}/seed-0", folder, options, dev)
     today = wacse.wacse_dev.run_fingerprint(wacse._variant_options("tr", 300, 32, 0))
     assert runs["tr/seed-0"]["scores"] == {"tatoeba/kaz": 50.0} and runs["tr/seed-0"]["fingerprint"] == today
-    assert runs["tr+awp/seed-0"]["scores"] == {} and evaluated == [str(tmp_path / "seed-0" / "tr+awp" / "model")]
+    awp_model = str(tmp_path / "seed-0" / "tr+awp" / "model")
+    assert runs["tr+awp/seed-0"]["scores"] == {} and runs["tr/seed-0"]["dev_sts"] == {}  # dev STS added once
+    assert evaluated == [str(tmp_path / "seed-0" / "tr" / "model"), awp_model, awp_model]
     assert (tmp_path / "seed-0").is_dir() and len(list((tmp_path / "seed-0").glob("tr+awp-*"))) == 1  # set aside
