@@ -42,6 +42,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+awp": {"objectives": ["tr", "awp"]},
     "tr+wtr": {"objectives": ["tr", "wtr"]},
     "tr+wtr-scale-20": {"objectives": ["tr", "wtr"], "wtr_scale": 20.0},
+    "tr+wtr-itermax": {"objectives": ["tr", "wtr"], "aligner": "itermax"},
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }

@@ -14,7 +14,6 @@ Accuracy is reported in percent (x100). Ties go to the first candidate (numpy ar
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -158,9 +157,10 @@ def _check_aligned(folder: Path, items: dict[str, list[BelebeleItem]]) -> None:
 class _CopaTask(Task):
     """Shared logic of the COPA-style tasks: argmax cos(premise, alternative), plus an "avg" row."""
 
-    @abstractmethod
     def _items(self, context: EmbeddingProvider, language: str) -> list[MultipleChoiceItem]:
-        """The items of one language in the task's split."""
+        """The items of one language in the task's split, by the declared dataset's reader; a task whose data
+        is not one (language, split) file overrides this."""
+        return self.read(context, language, self.split)
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         """One accuracy row per language (premises and alternatives embedded in one call) and their mean."""
@@ -200,9 +200,6 @@ class XcopaTask(_CopaTask):
         reference="Ponti et al. 2020, XCOPA",
     )
 
-    def _items(self, context: EmbeddingProvider, language: str) -> list[MultipleChoiceItem]:
-        return self.read(context, language, self.split)
-
 
 @register_task
 class KardesXcopaTask(_CopaTask):
@@ -221,6 +218,3 @@ class KardesXcopaTask(_CopaTask):
         main_score="accuracy",
         reference="Senel et al. 2024, Kardes-NLU",
     )
-
-    def _items(self, context: EmbeddingProvider, language: str) -> list[MultipleChoiceItem]:
-        return self.read(context, language, self.split)

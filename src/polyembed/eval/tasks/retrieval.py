@@ -13,7 +13,6 @@ The `tatoeba` task adds LASER's xSIM error rate. A final subset "avg" averages e
 from __future__ import annotations
 
 import inspect
-from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -131,9 +130,10 @@ class PivotRetrievalTask(Task):
         self.drop_duplicates = drop_duplicates
         self.max_rows = max_rows
 
-    @abstractmethod
     def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
-        """The aligned (X, pivot) rows of one language; source = X, target = pivot."""
+        """The aligned (X, pivot) rows of one language; source = X, target = pivot: by default the declared
+        dataset's reader for (language, split); a task whose files are laid out otherwise overrides this."""
+        return self.read(context, language, self.split)
 
     def prepare(self, pair: ParallelText) -> ParallelText:
         """Apply the duplicate filter and the row cap."""
@@ -395,10 +395,6 @@ class MafandRetrieval(DedupedPivotRetrieval):
         reference="Adelani et al. 2022 (NAACL), MAFAND-MT",
     )
     pivot = "en"
-
-    def load_pair(self, context: EmbeddingProvider, language: str) -> ParallelText:
-        """`en-X/{split}.{X,en}`."""
-        return self.read(context, language, self.split)
 
 
 @register_task
