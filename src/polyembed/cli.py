@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 # `polyembed.cli:app` is the entry point; these names stay importable from here
-from polyembed.cli_app import _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
+from polyembed.cli_app import ModelOption, _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
 from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
 from polyembed.messages import show_messages
@@ -42,9 +42,7 @@ DataRootOption = Annotated[
 @app.command("eval")
 @clean_errors
 def eval_command(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")
-    ] = "me5-small",
+    model: ModelOption = "me5-small",
     suite: Annotated[str, typer.Option(help="Suite: default or full (ignored when --tasks is given).")] = "default",
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task names (see `polyembed tasks`).")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Report folder.")] = Path("results/eval"),
@@ -159,7 +157,7 @@ def encode_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The .npy matrix, or with --shard-size the shard folder.")
     ],
-    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    model: ModelOption = "me5-small",
     language: Annotated[str | None, typer.Option(help="Language of all lines (default: detect per line).")] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
     normalize: Annotated[bool, typer.Option(help="L2-normalise rows.")] = True,
@@ -246,7 +244,7 @@ def models_prepare(name: Annotated[str, typer.Argument(help="Built-in model name
 def models_prune(
     corpus: Annotated[list[Path], typer.Argument(help="Text files whose vocabulary is kept.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the pruned model.")],
-    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    model: ModelOption = "me5-small",
     overwrite: Annotated[
         bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
     ] = False,
@@ -272,7 +270,7 @@ def models_transfer_vocabulary(
         list[str], typer.Argument(help="Target-language text files, FILE or LANG=FILE (one sentence per line).")
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the new model (or one per language).")],
-    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    model: ModelOption = "me5-small",
     vocab_size: Annotated[int, typer.Option(help="Tokens in each new vocabulary.", min=1)] = 16000,
     per_language: Annotated[
         bool, typer.Option(help="One tokenizer and model per LANG (every corpus needs LANG=), not one joint one.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -52,6 +52,9 @@ app.add_typer(models_app, name="models")
 app.add_typer(data_app, name="data")
 train_app = typer.Typer(help="Train multilingual sentence encoders.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
+
+ModelOption = Annotated[str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")]
+"""The model a command encodes with; every command that takes one spells it the same way."""
 
 
 def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from polyembed.cli_app import app, clean_errors, data_app, train_app
+from polyembed.cli_app import ModelOption, app, clean_errors, data_app, train_app
 from polyembed.cli_train import config_flags
 from polyembed.methods.modular.pipeline import ModularPipelineConfig
 
@@ -21,7 +21,7 @@ from polyembed.methods.modular.pipeline import ModularPipelineConfig
 @clean_errors
 def export_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the ONNX export.")],
-    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    model: ModelOption = "me5-small",
     quantize: Annotated[bool, typer.Option(help="Also write the dynamically quantised int8 graph.")] = True,
     optimize: Annotated[bool, typer.Option(help="Fuse attention/LayerNorm/GELU with onnxruntime first.")] = True,
     overwrite: Annotated[bool, typer.Option(help="Replace an earlier export in --output.")] = False,
@@ -40,7 +40,7 @@ def mine_command(
     source: Annotated[Path, typer.Argument(help="Source-language text, one sentence per line.")],
     target: Annotated[Path, typer.Argument(help="Target-language text, one sentence per line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="TSV: score, source, target (best first).")],
-    model: Annotated[str, typer.Option("--model", "-m")] = "me5-small",
+    model: ModelOption = "me5-small",
     source_language: Annotated[str | None, typer.Option(help="Language of SOURCE (routed models).")] = None,
     target_language: Annotated[str | None, typer.Option(help="Language of TARGET (routed models).")] = None,
     source_embeddings: Annotated[
@@ -83,9 +83,7 @@ def mine_command(
 @app.command("serve")
 @clean_errors
 def serve_command(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")
-    ] = "me5-small",
+    model: ModelOption = "me5-small",
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
     max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1)] = 2048,
