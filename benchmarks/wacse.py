@@ -43,7 +43,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+wtr": {"objectives": ["tr", "wtr"]},
     "tr+wtr-scale-20": {"objectives": ["tr", "wtr"], "wtr_scale": 20.0},
     "tr+wtr-itermax": {"objectives": ["tr", "wtr"], "aligner": "itermax"},
+    "tr+wtr-itermax-scale-20": {"objectives": ["tr", "wtr"], "aligner": "itermax", "wtr_scale": 20.0},
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
+    "tr-cls": {"objectives": ["tr"], "pooling": "cls"},
+    "tr+wtr-cls": {"objectives": ["tr", "wtr"], "pooling": "cls"},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }
 LOW = {code: TatoebaRetrieval.subset(code) for code in ("kk", "ug", "tt", "tk", "uz", "az", "sw")}
