@@ -44,6 +44,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+wtr-scale-20": {"objectives": ["tr", "wtr"], "wtr_scale": 20.0},
     "tr+wtr-itermax": {"objectives": ["tr", "wtr"], "aligner": "itermax"},
     "tr+wtr-itermax-scale-20": {"objectives": ["tr", "wtr"], "aligner": "itermax", "wtr_scale": 20.0},
+    "tr+wtr-eflomal-kardes-scale-20": {"objectives": ["tr", "wtr"], "aligner_datasets": ["kardes-xnli"],
+                                       "wtr_scale": 20.0},
     "tr+awp+wtr": {"objectives": ["tr", "awp", "wtr"]},
     "tr-cls": {"objectives": ["tr"], "pooling": "cls"},
     "tr+wtr-cls": {"objectives": ["tr", "wtr"], "pooling": "cls"},
@@ -189,7 +191,7 @@ def _train(results: dict[str, Any], runs: dict[str, Any], key: str, folder: Path
         wacse_dev.set_aside(folder, fingerprint)
     trained = run_stage("wacse", folder, True, **options, keep_checkpoints=False)
     runs.setdefault(key, {}).update({k: trained.get(k) for k in ("wall_seconds", "peak_memory_mb", "steps", "best")}
-                                    | {"fingerprint": fingerprint})
+                                    | {"fingerprint": fingerprint, "resumed": bool(trained.get("resumed"))})
     _score(results, runs[key], trained["model_dir"], options["seed"], dev)
 
 
@@ -262,7 +264,8 @@ def render() -> None:
              "linked word against every linked word of the other language in those pairs, a hit when the nearest "
              "is its translation's word (mean of both directions); unlike the cosine it does not move when a whole "
              "space gets more or less anisotropic. Training wall time and peak "
-             "memory (resident set) per run, alone on the machine.", "",
+             "memory (resident set) per run, alone on the machine; a run resumed from a checkpoint "
+             "leaves the time column (its clock counts only the steps after resuming).", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in names:
         keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)  # today's options only
@@ -281,7 +284,8 @@ def render() -> None:
         scored = words and all(words)
         cosine = cell([w["aligned_word_cosine"] for w in words]) if scored else "-"
         word_retrieval = cell([w["word_retrieval"] for w in words]) if scored else "-"
-        walls = cell([r["wall_seconds"] for r in rows]) if all("wall_seconds" in r for r in rows) else "-"
+        timed = [r["wall_seconds"] for r in rows if "wall_seconds" in r and not r.get("resumed")]
+        walls = cell(timed) if timed else "-"
         memory = cell([r["peak_memory_mb"] / 1024 for r in rows]) if all("peak_memory_mb" in r for r in rows) else "-"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cell(low)} | {cell(high)} | {cell(sts)} | "
                      f"{cosine} | {word_retrieval} | {walls} | {memory} |")

@@ -41,6 +41,7 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
         "me5-small": {"scores": scores(70.0, 95.0), "words": words},
         "tr/seed-0": run("tr", 0, 80.0), "tr/seed-1": run("tr", 1, 82.0),
         "tr+awp/seed-0": run("tr+awp", 0, 10.0, fingerprint="before"),  # trained before a default changed
+        "tr+wtr/seed-0": run("tr+wtr", 0, 80.0), "tr+wtr/seed-1": {**run("tr+wtr", 1, 80.0), "resumed": True},
     }}
     (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
     wacse.render()
@@ -50,6 +51,7 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
             and "| 81.0 (80.0 / 82.0) | 90.0 (90.0 / 90.0) | 60.0 (60.0 / 60.0) | 50.0 (50.0 / 50.0) | "
             "40.0 (40.0 / 40.0) | 100.5 (100.0 / 101.0) | 2.0 (2.0 / 2.0) |" in text)
     assert "| tr+awp |" not in text
+    assert "| 100.0 | 2.0 (2.0 / 2.0) |" in text.split("| tr+wtr |")[1].split("\n")[0]  # resumed: no time
     assert "| tr | 80.5 (80.0 / 81.0) | 45.0 (45.0 / 45.0) | 65.2 (65.0 / 65.5) | 80.0 (80.0 / 80.0) |" in text
     assert "| me5-small | - |" not in text  # untrained me5-small has no dev STS stored here: no dev row
     assert "seed 0: 300 pairs, 900 links; seed 1: 300 pairs, 900 links" in text

@@ -10,6 +10,7 @@ from polyembed.data.parallel_sources import (
     ParallelFileSpec,
     ParallelSource,
     check_language,
+    covered_sources,
     load_parallel_sources,
     read_parallel_file,
     read_parallel_tsv,
@@ -319,3 +320,11 @@ def test_kardes_xnli_source_pairs_each_english_sentence_once_with_its_translatio
     assert kazakh.other[0].startswith("Мен бұл артықшылық")
     with pytest.raises(NoTrainingDataError):
         load_parallel_sources(["de"], ["kardes-xnli"], shared_data)
+
+
+def test_covered_sources_skip_a_language_the_dataset_lacks(shared_data: Path) -> None:
+    """Extra text (WACSE's `aligner_datasets`): Kardes XNLI has Kazakh, not German, and that is no error."""
+    sources = covered_sources(["kk", "de"], ["kardes-xnli"], shared_data)
+    assert [(s.name, s.language) for s in sources] == [("kardes-xnli", "kk")] and len(sources[0]) > 1000
+    with pytest.raises(PolyembedError, match="'kardes' is not a training dataset"):
+        covered_sources(["kk"], ["kardes"], shared_data)

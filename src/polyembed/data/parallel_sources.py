@@ -266,6 +266,17 @@ def load_parallel_sources(
     return sources
 
 
+def covered_sources(languages: Sequence[str], datasets: Sequence[str], root: Path) -> list[ParallelSource]:
+    """The (dataset, language) sources of `datasets` that exist for `languages`, where a language a dataset does
+    not cover is skipped rather than an error: extra text for a purpose such as learning word alignments."""
+    for name in datasets:
+        if name not in _READERS:
+            raise PolyembedError(f"'{name}' is not a training dataset (choose from: {', '.join(TRAINING_DATASETS)})")
+    found = [_READERS[name](Path(root) / get_dataset(name).folder, check_language(code))
+             for code in languages for name in datasets]
+    return [source for source in found if source is not None]
+
+
 def _cap(source: ParallelSource, limit: int, seed: int) -> ParallelSource:
     if len(source) <= limit:
         return source

@@ -73,6 +73,19 @@ def test_eflomal_aligns_the_corpus(tiny, tmp_path: Path) -> None:
     assert result.details["links_per_pair"] >= 1 and result.details["aligner"]["method"] == "eflomal"
 
 
+def test_eflomal_learns_from_the_aligner_datasets_and_links_only_the_runs_pairs(tiny, tmp_path: Path,
+                                                                              shared_data: Path) -> None:
+    """aligner_datasets: Kardes XNLI's Kazakh pairs join eflomal's corpus; the training pairs stay the run's."""
+    options = _options(tiny, tmp_path / "run", aligner="eflomal", objectives=["tr", "wtr"], max_steps=2,
+                       parallel_files=[f"kk={tiny['bitext']}"], aligner_datasets=["kardes-xnli"],
+                       data_root=str(shared_data))
+    result = train("wacse", show_progress=False, **options)
+    extra = result.details["aligner"]["extra_pairs"]
+    assert list(extra) == ["kk"] and extra["kk"] > 1000
+    assert [row["train_pairs"] for row in result.details["bitext"]] == [len(PAIRS) - 16]
+    assert result.details["links_per_pair"] >= 1
+
+
 def test_the_head_warm_up_leaves_the_encoder_as_it_was(tiny, tmp_path: Path) -> None:
     """awp_head_warmup_steps: in those steps only the AWP head learns; the encoder trains afterwards."""
     import torch
@@ -108,6 +121,8 @@ def test_dev_sts_of_the_trained_languages_is_logged_beside_retrieval(tiny, tmp_p
     ({"alignment_threshold": 1.5}, "alignment-threshold: 1.5 is out of range"),
     ({"objectives": ["tr", "wtr"], "awp_head_warmup_steps": 3}, "warms up the AWP head, but awp is not trained"),
     ({"group_by_length": True}, "length grouping does not apply"),
+    ({"aligner": "itermax", "aligner_datasets": ["kardes-xnli"]}, "aligner-datasets: only eflomal learns"),
+    ({"aligner": "eflomal", "aligner_datasets": ["kardes"]}, "aligner-datasets: 'kardes' is not a training dataset"),
 ])
 def test_bad_options_stop_before_any_model_loads(tiny, tmp_path: Path, extra: dict, message: str) -> None:
     with pytest.raises(PolyembedError, match=message):

@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,18 +69,21 @@ class AlignmentStore:
 
 
 def align_bitext(english: Sequence[str], other: Sequence[str], aligner: str, model: str, layer: int,
-                 show_progress: bool = True, languages: Sequence[str] | None = None) -> list[Links]:
+                 show_progress: bool = True, languages: Sequence[str] | None = None,
+                 extra: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None) -> list[Links]:
     """Links with scores for every (English, other) pair, from the store where present. eflomal learns one
-    model per language of `languages` (one per row; all rows one corpus when None) from all of its pairs."""
+    model per language of `languages` (one per row; all rows one corpus when None) from all of its pairs, plus
+    that language's `extra` (English, other) pairs, whose own links are not returned."""
     if aligner == "eflomal":
         groups: dict[str, list[int]] = {}
         for row, language in enumerate(languages or [""] * len(english)):
             groups.setdefault(language, []).append(row)
         found: list[Links] = [{} for _ in english]
-        for rows in groups.values():
-            links = _align_with(aligner, [english[r] for r in rows], [other[r] for r in rows], model, layer,
-                                show_progress)
-            for row, row_links in zip(rows, links, strict=True):
+        for language, rows in groups.items():
+            more_english, more_other = (extra or {}).get(language, ((), ()))
+            links = _align_with(aligner, [*(english[r] for r in rows), *more_english],
+                                [*(other[r] for r in rows), *more_other], model, layer, show_progress)
+            for row, row_links in zip(rows, links[:len(rows)], strict=True):
                 found[row] = row_links
         return found
     return _align_with(aligner, english, other, model, layer, show_progress)

@@ -46,6 +46,11 @@ class WacseConfig(BitextConfig):
         "eflomal", "Word aligner for the bitext: eflomal (statistical, learnt per language from the run's bitext, "
         "independent of the student), or SimAlign-style from `aligner_model`."
     )
+    aligner_datasets: list[str] = option(
+        [], "eflomal only: registry training datasets whose pairs of the run's languages eflomal also learns from "
+        "(a language a dataset lacks is skipped); the links are used on the run's own pairs only, so the training "
+        "data does not change. kardes-xnli adds Turkic text (az, kk, ky, ug, uz)."
+    )
     aligner_model: str = option("me5-small", "Encoder whose token embeddings align words (frozen).")
     aligner_layer: int = option(8, "Hidden layer of `aligner_model` used for alignment.", minimum=0)
     alignment_threshold: float = option(

@@ -5,8 +5,11 @@ dev measure that picks the checkpoint (as the paper does)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 
 from polyembed.config import ConfigOrigin
+from polyembed.data.parallel_sources import TRAINING_DATASETS, ParallelSource, covered_sources
+from polyembed.data.root import data_root
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.bitext import Bitext, prepare_bitext
 from polyembed.methods.base.run import RunFolder
@@ -18,7 +21,14 @@ logger = logging.getLogger(__name__)
 WEIGHTS = {"tr": "tr_weight", "awp": "awp_weight", "wtr": "wtr_weight"}
 
 
-def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> Bitext:
+@dataclass
+class WacseBitext(Bitext):
+    """The run's bitext plus the extra pairs eflomal learns alignments from (`aligner_datasets`)."""
+
+    aligner_text: list[ParallelSource] = field(default_factory=list)
+
+
+def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> WacseBitext:
     """The bitext, read and split before any model loads, after the WACSE options are checked."""
     origin = origin or ConfigOrigin()
     if config.student_vocabulary != "keep":
@@ -37,7 +47,22 @@ def prepare_data(config: WacseConfig, origin: ConfigOrigin | None = None) -> Bit
     if config.awp_head_warmup_steps and _weights(config)["awp"] == 0:
         raise origin.error("awp_head_warmup_steps", "warms up the AWP head, but awp is not trained (objectives, "
                            "awp_weight)")
-    return prepare_bitext(config, origin)
+    if config.aligner_datasets and config.aligner != "eflomal":
+        raise origin.error("aligner_datasets", f"only eflomal learns from extra text (the aligner is "
+                           f"'{config.aligner}')")
+    for index, name in enumerate(config.aligner_datasets):
+        if name not in TRAINING_DATASETS:
+            raise origin.error("aligner_datasets", f"'{name}' is not a training dataset (choose from: "
+                               f"{', '.join(TRAINING_DATASETS)})", index)
+    bitext = prepare_bitext(config, origin)
+    if not config.aligner_datasets:
+        return WacseBitext(bitext.train, bitext.dev, bitext.dev_sts)
+    languages = list(dict.fromkeys(source.language for source in bitext.train))
+    try:
+        extra = covered_sources(languages, config.aligner_datasets, data_root(config.data_root))
+    except PolyembedError as err:
+        raise origin.error("aligner_datasets", str(err)) from err
+    return WacseBitext(bitext.train, bitext.dev, bitext.dev_sts, aligner_text=extra)
 
 
 def _weights(config: WacseConfig) -> dict[str, float]:
@@ -45,7 +70,7 @@ def _weights(config: WacseConfig) -> dict[str, float]:
             for name, attribute in WEIGHTS.items()}
 
 
-def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress: bool) -> TrainingJob:
+def build_job(config: WacseConfig, bitext: WacseBitext, run: RunFolder, show_progress: bool) -> TrainingJob:
     """Student, alignments of the training pairs, labels of token spans and links, the loss, dev retrieval."""
     import numpy as np
     from datasets import Dataset
@@ -75,8 +100,14 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
     weights = _weights(config)
     needs_links = weights["awp"] > 0 or weights["wtr"] > 0
     row_languages = [source.language for source in bitext.train for _ in source.other]
+    extra = {}
+    for source in bitext.aligner_text:
+        texts = extra.setdefault(source.language, ([], []))
+        texts[0].extend(source.english)
+        texts[1].extend(source.other)
     links = (align_bitext(english, other, config.aligner, config.aligner_model, config.aligner_layer,
-                          show_progress, languages=row_languages) if needs_links else [{} for _ in english])
+                          show_progress, languages=row_languages, extra=extra) if needs_links
+             else [{} for _ in english])
     prompt = default_prompt(model) or ""
     tokenizer = model.tokenizer
     size = model.max_seq_length
@@ -127,7 +158,8 @@ def build_job(config: WacseConfig, bitext: Bitext, run: RunFolder, show_progress
         prompts=prompt or None,
         details={"bitext": bitext.describe(), "weights": weights, "links_per_pair": kept / max(len(english), 1),
                  "aligner": {"method": config.aligner, "model": config.aligner_model, "layer": config.aligner_layer,
-                             "threshold": config.alignment_threshold},
+                             "threshold": config.alignment_threshold,
+                             "extra_pairs": {language: len(texts[0]) for language, texts in extra.items()}},
                  "language_embedding_ids": type_ids,
                  "before": before},
     )
