@@ -303,9 +303,16 @@ def render() -> None:
 def _todays_keys(payload: dict[str, Any], name: str) -> list[str]:
     """The variant's runs trained with today's options, by seed."""
     runs = payload["runs"]
-    return sorted(k for k in runs if k.startswith(f"{name}/seed-") and runs[k].get("fingerprint") == (
-        wacse_dev.run_fingerprint(_variant_options(name, payload["steps"], payload["batch_size"],
-                                                   int(k.split("/seed-")[1])))))
+    return sorted(k for k in runs if k.startswith(f"{name}/seed-") and _trained_fingerprint(
+        runs[k], OUT / f"seed-{k.split('/seed-')[1]}" / name) == wacse_dev.run_fingerprint(
+            _variant_options(name, payload["steps"], payload["batch_size"], int(k.split("/seed-")[1]))))
+
+
+def _trained_fingerprint(entry: dict[str, Any], folder: Path) -> str | None:
+    """The fingerprint of what a stored run trained with, taken afresh from its folder's config.yaml where it is
+    here (an option added since, at the value that trains as before, then changes nothing), else as stored."""
+    config_file = folder / "config.yaml"
+    return wacse_dev.run_fingerprint(config_file=config_file) if config_file.is_file() else entry.get("fingerprint")
 
 
 def dev_columns(payload: dict[str, Any], names: list[str]) -> list[str]:
@@ -347,7 +354,9 @@ def budget_table(payload: dict[str, Any]) -> list[str]:
         name, _, rest = key.partition("@")
         steps, seed = (int(part) for part in rest.split("/seed-"))
         options = _variant_options(name, steps, curve["batch_size"], seed)
-        if "scores" in entry and entry.get("fingerprint") == wacse_dev.run_fingerprint(options):
+        folder = (OUT / f"seed-{seed}" / name if "same_run_as" in entry
+                  else OUT / "budget" / f"seed-{seed}" / f"{name}-{steps}")
+        if "scores" in entry and _trained_fingerprint(entry, folder) == wacse_dev.run_fingerprint(options):
             found.setdefault((steps, name), {})[seed] = entry["scores"]
     if not found:
         return []

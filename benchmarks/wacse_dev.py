@@ -54,7 +54,7 @@ DEV_STS_LANGUAGES = ["kk", "uz", "az", "ug"]
 
 OBJECTIVE_OPTIONS = {"awp": {"awp_weight", "awp_links", "awp_head_warmup_steps"}, "wtr": {"wtr_weight", "wtr_scale"}}
 """Options read only when their objective trains (`methods/wacse/train.py`: no AWP head, no warm-up without AWP)."""
-LINK_OPTIONS = {"aligner", "aligner_model", "aligner_layer", "alignment_threshold", "max_links"}
+LINK_OPTIONS = {"aligner", "aligner_model", "aligner_layer", "aligner_datasets", "alignment_threshold", "max_links"}
 """Options of the word links, which neither TR nor language embeddings read."""
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.benchmarks.helpers import BENCHMARKS
 
@@ -43,6 +44,11 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
         "tr+awp/seed-0": run("tr+awp", 0, 10.0, fingerprint="before"),  # trained before a default changed
         "tr+wtr/seed-0": run("tr+wtr", 0, 80.0), "tr+wtr/seed-1": {**run("tr+wtr", 1, 80.0), "resumed": True},
     }}
+    payload["runs"]["tr+wtr-itermax/seed-0"] = run("tr+wtr-itermax", 0, 70.0, fingerprint="before an option was added")
+    folder = tmp_path / "seed-0" / "tr+wtr-itermax"  # ... whose folder says it trained with today's options
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(wacse._variant_options("tr+wtr-itermax", 300, 32, 0)),
+                                        encoding="utf-8")
     (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
     wacse.render()
     text = docs.read_text(encoding="utf-8")
@@ -51,6 +57,7 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
             and "| 81.0 (80.0 / 82.0) | 90.0 (90.0 / 90.0) | 60.0 (60.0 / 60.0) | 50.0 (50.0 / 50.0) | "
             "40.0 (40.0 / 40.0) | 100.5 (100.0 / 101.0) | 2.0 (2.0 / 2.0) |" in text)
     assert "| tr+awp |" not in text
+    assert "| tr+wtr-itermax | 70.0 |" in text
     assert "| 100.0 | 2.0 (2.0 / 2.0) |" in text.split("| tr+wtr |")[1].split("\n")[0]  # resumed: no time
     assert "| tr | 80.5 (80.0 / 81.0) | 45.0 (45.0 / 45.0) | 65.2 (65.0 / 65.5) | 80.0 (80.0 / 80.0) |" in text
     assert "| me5-small | - |" not in text  # untrained me5-small has no dev STS stored here: no dev row
