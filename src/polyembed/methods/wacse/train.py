@@ -100,7 +100,7 @@ def build_job(config: WacseConfig, bitext: WacseBitext, run: RunFolder, show_pro
     weights = _weights(config)
     needs_links = weights["awp"] > 0 or weights["wtr"] > 0
     row_languages = [source.language for source in bitext.train for _ in source.other]
-    extra = {}
+    extra: dict[str, tuple[list[str], list[str]]] = {}  # per language: the text eflomal also learns from
     for source in bitext.aligner_text:
         texts = extra.setdefault(source.language, ([], []))
         texts[0].extend(source.english)
