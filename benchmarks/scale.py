@@ -1,7 +1,7 @@
 """Benchmarks of the scale-out parts (issue 17); results -> results/bench/scale, docs/benchmarks.md. Serving under
 load has its own script, `benchmarks/serve.py`.
 
-  python benchmarks/scale.py export    # ONNX fp32 / int8 against torch fp32: speed, STS-B test and Tatoeba kept
+  python benchmarks/scale.py export    # ONNX and OpenVINO fp32 / int8 against torch fp32: speed, scores kept
   python benchmarks/scale.py mining    # faiss exact vs IVF vs HNSW on 100k x 100k noisy-copy vectors: time, memory, F1
   python benchmarks/scale.py bucc      # bucc-like-mining F1 of me5-small and a distilled student
   python benchmarks/scale.py stream    # streaming encode: peak memory 20k vs 200k lines, speed, kill + resume
@@ -65,7 +65,13 @@ def export(models: list[str]) -> None:
     from polyembed.data.registry import get_dataset
     from polyembed.data.root import data_root
     from polyembed.eval.registry import get_task
-    from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, export_onnx, load_onnx
+    from polyembed.models.onnx_export import (
+        FP32_FILE,
+        INT8_FILE,
+        OPENVINO_FP32_FILE,
+        OPENVINO_INT8_FILE,
+        export_onnx,
+    )
 
     torch.set_num_threads(2)
     pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(data_root()), "test")
@@ -74,12 +80,12 @@ def export(models: list[str]) -> None:
     for name in models:
         folder = OUT / f"onnx-{name}"
         started = time.perf_counter()
-        export_onnx(name, folder, overwrite=True)
+        export_onnx(name, folder, openvino=True, overwrite=True)
         export_seconds = time.perf_counter() - started
         variants = {"torch fp32": load_model(name), "onnx fp32": load_model(str(folder / FP32_FILE)),
-                    "onnx int8": load_model(str(folder)),
-                    "openvino fp32": load_onnx(folder / FP32_FILE, runtime="openvino"),
-                    "openvino int8": load_onnx(folder / INT8_FILE, runtime="openvino")}
+                    "onnx int8": load_model(str(folder / INT8_FILE)),
+                    "openvino fp32": load_model(str(folder / OPENVINO_FP32_FILE)),
+                    "openvino int8": load_model(str(folder / OPENVINO_INT8_FILE))}
         results = {}
         for label, encoder in variants.items():
             tasks = [get_task("stsb"), get_task("sts17", languages=["en-en"]),
@@ -89,7 +95,8 @@ def export(models: list[str]) -> None:
                       if s.main}
             results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
             print(name, label, results[label], flush=True)
-        size = {f.name: f.stat().st_size for f in folder.glob("*.onnx")}
+        size = {f.relative_to(folder).as_posix(): f.stat().st_size for f in folder.rglob("*")
+                if f.suffix in (".onnx", ".bin")}
         rows[name] = {"export_seconds": round(export_seconds, 1), "onnx_bytes": size, "variants": results}
         _save("export", {"rows": rows, "sentences": len(sentences), "machine": machine()})
 

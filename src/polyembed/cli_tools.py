@@ -24,13 +24,18 @@ def export_command(
     model: ModelOption = "me5-small",
     quantize: Annotated[bool, typer.Option(help="Also write the dynamically quantised int8 graph.")] = True,
     optimize: Annotated[bool, typer.Option(help="Fuse attention/LayerNorm/GELU with onnxruntime first.")] = True,
+    openvino: Annotated[
+        bool, typer.Option(help="Also write OpenVINO IR of each graph (openvino/), as optimum-intel reads it.")
+    ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an earlier export in --output.")] = False,
 ) -> None:
-    """Export a model to ONNX (model.onnx, model.int8.onnx); `load_model(FOLDER)` and `-m FOLDER` run it."""
+    """Export a model to ONNX in sentence-transformers' layout (onnx/model.onnx, onnx/model_qint8.onnx, optionally
+    openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it."""
     from polyembed.models.onnx_export import export_onnx
 
-    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, overwrite=overwrite)
-    files = ", ".join(sorted(p.name for p in folder.glob("*.onnx")))
+    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, openvino=openvino, overwrite=overwrite)
+    files = ", ".join(sorted(p.relative_to(folder).as_posix() for pattern in ("onnx/*.onnx", "openvino/*.xml")
+                             for p in folder.glob(pattern)))
     typer.echo(f"wrote {folder} ({files})")
 
 

@@ -1,13 +1,25 @@
-"""ONNX export: the fp32 graph embeds as the source model, int8 stays close, load_model runs both, errors."""
+"""ONNX export: the fp32 graph embeds as the source model, int8 stays close, load_model runs both (and their
+OpenVINO IR), sentence-transformers' layout, exports of the old layout, errors."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import polyembed
 from polyembed.errors import PolyembedError
-from polyembed.models.onnx_export import CONFIG_FILE, FP32_FILE, INT8_FILE, OnnxEncoder, export_onnx
+from polyembed.models.onnx_export import (
+    CONFIG_FILE,
+    FP32_FILE,
+    INT8_FILE,
+    OPENVINO_FP32_FILE,
+    OPENVINO_INT8_FILE,
+    OnnxEncoder,
+    export_onnx,
+)
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
 
 
@@ -20,7 +32,6 @@ def exported(tmp_path_factory):
 
 def test_the_export_embeds_as_the_source_model(exported) -> None:
     source, folder = exported
-    assert {p.name for p in folder.iterdir()} >= {FP32_FILE, INT8_FILE, CONFIG_FILE}
     reference = polyembed.encode(str(source), TRAINING_TEXTS)
     fp32 = polyembed.load_model(str(folder / FP32_FILE))
     assert isinstance(fp32, OnnxEncoder)
@@ -29,6 +40,97 @@ def test_the_export_embeds_as_the_source_model(exported) -> None:
     assert int8.name == str(folder) and int8.session is not None
     cosines = (polyembed.encode(int8, TRAINING_TEXTS) * reference).sum(axis=1)
     assert cosines.min() > 0.95  # quantised weights move each embedding only a little
+
+
+def test_the_export_has_sentence_transformers_layout_without_torch_weights(exported) -> None:
+    """What sentence-transformers' onnx backend reads (modules, configs, tokenizer, onnx/model*.onnx); the graphs
+    stand in for the weights, which stay with the source model."""
+    import json
+
+    _, folder = exported
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert {FP32_FILE, INT8_FILE, CONFIG_FILE, "modules.json", "config.json", "tokenizer_config.json",
+            "config_sentence_transformers.json"} <= files
+    assert not {"model.safetensors", "pytorch_model.bin"} & files and not any(f.startswith("openvino/") for f in files)
+    modules = json.loads((folder / "modules.json").read_text())
+    assert [module["path"] for module in modules][:2] == ["", "1_Pooling"]
+
+
+@pytest.fixture(scope="module")
+def with_ir(exported, tmp_path_factory):
+    source, _ = exported
+    return export_onnx(str(source), tmp_path_factory.mktemp("ir") / "export", openvino=True)  # of the fused graph
+
+
+def test_openvino_ir_embeds_as_the_onnx_graphs(exported, with_ir) -> None:
+    """`openvino=True`: IR of both graphs under openvino/; load_model of an .xml runs it on OpenVINO, the fp32 IR
+    as the source model, the int8 IR as the int8 ONNX graph does on onnxruntime."""
+    (source, folder), out = exported, with_ir
+    assert (out / OPENVINO_FP32_FILE).is_file() and (out / OPENVINO_FP32_FILE).with_suffix(".bin").is_file()
+    reference = polyembed.encode(str(source), TRAINING_TEXTS)
+    fp32 = polyembed.load_model(str(out / OPENVINO_FP32_FILE))
+    assert isinstance(fp32, OnnxEncoder) and fp32.runtime == "openvino" and fp32.graph_file == OPENVINO_FP32_FILE
+    assert np.allclose(polyembed.encode(fp32, TRAINING_TEXTS), reference, atol=1e-5)
+    int8 = polyembed.load_model(str(out / OPENVINO_INT8_FILE))
+    int8_ort = polyembed.encode(polyembed.load_model(str(out)), TRAINING_TEXTS)
+    assert (polyembed.encode(int8, TRAINING_TEXTS) * int8_ort).sum(axis=1).min() > 0.999
+    from polyembed.models.backends import load_with_backend
+
+    assert load_with_backend(str(out), "openvino-int8").graph_file == OPENVINO_INT8_FILE  # the IR, not the ONNX
+    assert load_with_backend(str(folder), "openvino").graph_file == FP32_FILE  # no IR: OpenVINO reads the ONNX
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"| `{OPENVINO_INT8_FILE}` |" in card and 'backend="openvino"' in card
+
+
+ST_BACKENDS_PYTHON = os.environ.get("POLYEMBED_ST_BACKENDS_PYTHON")
+"""A Python with sentence-transformers and optimum-intel but no polyembed: optimum-intel needs transformers < 5.6,
+polyembed's lock has a newer one, so that environment is separate (docs/benchmarks.md, "Scale")."""
+ST_SCRIPT = """
+import sys
+import numpy as np
+from sentence_transformers import SentenceTransformer
+folder, out, texts = sys.argv[1], sys.argv[2], sys.argv[3:]
+for file_name in ("openvino_model.xml", "openvino_model_qint8.xml"):
+    model = SentenceTransformer(folder, backend="openvino", model_kwargs={"file_name": file_name})
+    np.save(f"{out}/{file_name}.npy", model.encode(texts))
+assert "polyembed" not in sys.modules
+"""
+
+
+@pytest.mark.skipif(not ST_BACKENDS_PYTHON, reason="set POLYEMBED_ST_BACKENDS_PYTHON to a Python with "
+                    "sentence-transformers and optimum-intel (transformers < 5.6)")
+def test_plain_sentence_transformers_runs_the_openvino_export(with_ir, tmp_path) -> None:
+    """sentence-transformers' own openvino backend, in a process without polyembed, embeds as load_model does:
+    the fp32 IR and the int8 one, each against its own polyembed loading (max abs difference <= 1e-5)."""
+    import subprocess
+
+    subprocess.run([ST_BACKENDS_PYTHON, "-c", ST_SCRIPT, str(with_ir), str(tmp_path), *TRAINING_TEXTS], check=True,
+                   env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    for graph in (OPENVINO_FP32_FILE, OPENVINO_INT8_FILE):
+        ours = polyembed.encode(polyembed.load_model(str(with_ir / graph)), TRAINING_TEXTS)
+        theirs = np.load(tmp_path / f"{Path(graph).name}.npy")
+        assert np.abs(theirs - ours).max() <= 1e-5, graph
+
+
+def test_an_export_of_the_old_layout_still_loads(exported, tmp_path) -> None:
+    """Exports before 2026-11-26 kept model.onnx and model.int8.onnx at the top of the folder."""
+    import shutil
+
+    from polyembed.models.backends import load_with_backend
+
+    _, folder = exported
+    old = tmp_path / "old"
+    shutil.copytree(folder, old)
+    (old / FP32_FILE).rename(old / "model.onnx")
+    (old / INT8_FILE).rename(old / "model.int8.onnx")
+    new_fp32 = polyembed.encode(polyembed.load_model(str(folder / FP32_FILE)), TRAINING_TEXTS)
+    new_int8 = polyembed.encode(polyembed.load_model(str(folder)), TRAINING_TEXTS)
+    int8 = polyembed.load_model(str(old))
+    assert int8.graph_file == "model.int8.onnx"
+    assert np.allclose(polyembed.encode(int8, TRAINING_TEXTS), new_int8, atol=1e-6)
+    assert np.allclose(polyembed.encode(polyembed.load_model(str(old / "model.onnx")), TRAINING_TEXTS), new_fp32,
+                       atol=1e-6)
+    assert load_with_backend(str(old), "onnx").graph_file == "model.onnx"
 
 
 def test_e5_prompt_and_pooling_settings_are_carried(exported) -> None:
@@ -42,6 +144,7 @@ def test_the_export_has_a_card_with_its_files_and_what_the_graph_leaves_out(expo
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlibrary_name: onnx") and f"ONNX export of {source}" in card
     assert f"| `{FP32_FILE}` |" in card and f"| `{INT8_FILE}` |" in card
+    assert 'SentenceTransformer(' in card and 'backend="onnx"' in card
     assert "mean pooling" in card and "32 dimensions" in card and f'polyembed.load_model("{folder}")' in card
 
 
@@ -85,13 +188,13 @@ def test_overwrite_replaces_only_the_exports_own_files(exported, tmp_path) -> No
     first = CliRunner().invoke(app, ["export", "-m", str(source), "-o", str(out), "--no-optimize"])
     assert first.exit_code == 0, first.output
     manifest = json.loads((out / MANIFEST_FILE).read_text())
-    assert manifest["produced_by"] == {"model": str(source), "quantize": True, "optimize": False}
+    assert manifest["produced_by"] == {"model": str(source), "quantize": True, "optimize": False, "openvino": False}
     assert {FP32_FILE, INT8_FILE, CONFIG_FILE} <= set(manifest["checksums"]) == set(manifest["files"])
     (out / "mynotes.txt").write_text("keep me")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = out / f"{STAGING_PREFIX}{dead.pid}-k1ll3d"  # what `kill -9` during an export leaves
-    stale.mkdir()
+    (stale / FP32_FILE).parent.mkdir(parents=True)
     (stale / FP32_FILE).write_bytes(b"\0" * 1_000_000)
     again = CliRunner().invoke(app, ["export", "-m", str(source), "-o", str(out), "--no-quantize", "--overwrite"])
     assert again.exit_code == 0, again.output

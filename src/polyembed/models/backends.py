@@ -28,7 +28,7 @@ EXPORTS_FOLDER = "onnx-exports"
 def load_with_backend(model: str, backend: str = "auto", option: str = "--backend") -> SentenceEncoder:
     """`model` (name, folder or export) on `backend` (one of BACKENDS)."""
     from polyembed.models.loading import load_model
-    from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, is_onnx_export, load_onnx
+    from polyembed.models.onnx_export import export_folder, is_onnx_export, load_onnx
 
     if backend not in BACKENDS:
         raise PolyembedError(f"{argument(option, 'backend')} '{backend}': expected one of {', '.join(BACKENDS)}")
@@ -37,25 +37,38 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
         if backend == "torch":
             raise PolyembedError(f"{argument(option, 'backend')} torch: {model} is an ONNX export; give the model "
                                  "it was made from")
-        folder = local.parent if local.suffix == ".onnx" else local
-        return _graph_of(folder, backend, model, option) if backend != "auto" else load_onnx(local, name=model)
+        if backend == "auto":
+            return load_onnx(local, name=model)
+        return _graph_of(export_folder(local), backend, model, option)
     encoder = load_model(model)
     if backend in ("auto", "torch"):
         return encoder
     graph = _graph_of(_cached_export(encoder, model), backend, model, option)
-    logger.info("serving %s on %s (%s)", model, graph.runtime, INT8_FILE if backend.endswith("-int8") else FP32_FILE)
+    logger.info("serving %s on %s (%s)", model, graph.runtime, graph.graph_file)
     return graph
 
 
 def _graph_of(folder: Path, backend: str, name: str, option: str) -> SentenceEncoder:
-    """The export's fp32 or int8 graph, named as the user named the model."""
-    from polyembed.models.onnx_export import FP32_FILE, INT8_FILE, load_onnx
+    """The export's fp32 or int8 graph, named as the user named the model; OpenVINO reads the export's IR of
+    that graph where it has one (`polyembed export --openvino`), else the ONNX graph itself."""
+    from polyembed.models.onnx_export import (
+        FP32_FILE,
+        INT8_FILE,
+        OPENVINO_FP32_FILE,
+        OPENVINO_INT8_FILE,
+        load_onnx,
+        present_graph,
+    )
 
-    graph = INT8_FILE if backend.endswith("-int8") else FP32_FILE
+    int8, openvino = backend.endswith("-int8"), backend.startswith("openvino")
+    graph = present_graph(folder, INT8_FILE if int8 else FP32_FILE)
     if not (folder / graph).is_file():
         raise PolyembedError(f"{argument(option, 'backend')} {backend}: the export {folder} has no {graph} "
                              "(export again with quantisation)")
-    return load_onnx(folder / graph, name=name, runtime="openvino" if backend.startswith("openvino") else "onnxruntime")
+    ir = folder / (OPENVINO_INT8_FILE if int8 else OPENVINO_FP32_FILE)
+    if openvino and ir.is_file():
+        return load_onnx(ir, name=name)
+    return load_onnx(folder / graph, name=name, runtime="openvino" if openvino else "onnxruntime")
 
 
 def _cached_export(encoder: Any, model: str) -> Path:

@@ -79,8 +79,15 @@ def export_card_text(name: str, settings: dict[str, Any], files: dict[str, str])
              + f"at most {settings['max_seq_length']} tokens; {settings['dimension']} dimensions.", "",
              "## Usage", "", "```python", "import polyembed", "",
              f'model = polyembed.load_model("{name}")  # the int8 graph where there is one',
-             f'fp32 = polyembed.load_model("{name}/model.onnx")', 'vectors = model.encode(["Hello, world!"])', "```",
-             ""]
+             f'fp32 = polyembed.load_model("{name}/onnx/model.onnx")', 'vectors = model.encode(["Hello, world!"])',
+             "```", "",
+             "The folder has sentence-transformers' layout for its ONNX and OpenVINO backends (the torch weights stay "
+             "with the source model); they need optimum (`onnx`) or optimum-intel (`openvino`), which pin their own "
+             "transformers versions:", "",
+             "```python", "from sentence_transformers import SentenceTransformer", "",
+             f'model = SentenceTransformer("{name}", backend="onnx", model_kwargs={{"file_name": "model_qint8.onnx"}})',
+             f'ov = SentenceTransformer("{name}", backend="openvino")  # export --openvino',
+             "```", ""]
     return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""ONNX export with an int8 variant, and an encoder that runs it on onnxruntime or OpenVINO.
+"""ONNX export with an int8 variant (and OpenVINO IR of both), and an encoder that runs it on onnxruntime or
+OpenVINO.
 
 Why our own export: sentence-transformers' ONNX backend goes through optimum, whose ONNX package pins an older
 transformers than polyembed's. The transformer is exported with `torch.onnx` (input ids + attention mask ->
@@ -7,10 +8,13 @@ quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations q
 the prompt prefix (e5's "query: ") and normalisation stay in Python, read from the sentence-transformers
 modules, so the exported model embeds exactly as the original does up to numerical error.
 
-A folder written by `export_onnx` holds the tokenizer, `model.onnx` (fp32, optimised), `model.int8.onnx`,
-`polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each file's checksum, checked
-when the export is loaded); `load_model(folder)` gives an `OnnxEncoder` on the int8 file, `load_model(folder /
-"model.onnx")` on the fp32 one.
+The folder has sentence-transformers' layout for its ONNX and OpenVINO backends: the model's module and
+tokenizer files (without its torch weights), `onnx/model.onnx` (fp32, optimised), `onnx/model_qint8.onnx`,
+with `openvino=True` also `openvino/openvino_model.xml` and `openvino/openvino_model_qint8.xml` (OpenVINO IR of
+the two graphs), plus `polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each
+file's checksum, checked when the export is loaded). `load_model(folder)` gives an `OnnxEncoder` on the int8
+graph, `load_model(folder / "onnx/model.onnx")` on the fp32 one, a `.xml` file runs on OpenVINO. Exports made
+before 2026-11-26 (graphs at the top, `model.int8.onnx`) still load.
 """
 
 from __future__ import annotations
@@ -27,8 +31,14 @@ from polyembed.models.cards import CARD_FILE, export_card_text
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
 
 CONFIG_FILE = "polyembed_onnx.json"
-FP32_FILE = "model.onnx"
-INT8_FILE = "model.int8.onnx"
+FP32_FILE = "onnx/model.onnx"
+INT8_FILE = "onnx/model_qint8.onnx"
+OPENVINO_FP32_FILE = "openvino/openvino_model.xml"
+OPENVINO_INT8_FILE = "openvino/openvino_model_qint8.xml"
+GRAPH_FOLDERS = ("onnx", "openvino")
+LEGACY_FILES = {FP32_FILE: "model.onnx", INT8_FILE: "model.int8.onnx"}
+"""Where exports before 2026-11-26 kept the two graphs (the export folder's top level)."""
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 POOLING_MODES = ("mean", "cls", "max")
 
 
@@ -119,12 +129,15 @@ def _feed_forward_output_matmuls(path: Path) -> list[str]:
 
 
 def export_onnx(
-    model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, overwrite: bool = False
+    model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, openvino: bool = False,
+    overwrite: bool = False,
 ) -> Path:
-    """Export a sentence-transformers model (name, folder or encoder) to `out_dir`: tokenizer, `model.onnx`,
-    with `quantize` also `model.int8.onnx`, and the settings file, staged in a hidden folder and then moved in
-    file by file with a manifest of their checksums (`polyembed.outputs.publishing`). An earlier export in
-    `out_dir` is replaced only with `overwrite`, and then only its own files: anything a user added stays."""
+    """Export a sentence-transformers model (name, folder or encoder) to `out_dir` in sentence-transformers'
+    layout: the model's module and tokenizer files, `onnx/model.onnx`, with `quantize` also
+    `onnx/model_qint8.onnx`, with `openvino` the OpenVINO IR of each under `openvino/`, and the settings file,
+    staged in a hidden folder and then moved in file by file with a manifest of their checksums
+    (`polyembed.outputs.publishing`). An earlier export in `out_dir` is replaced only with `overwrite`, and then
+    only its own files: anything a user added stays."""
     from polyembed.models.language_embedding import language_embedding_ids
     from polyembed.models.loading import as_sentence_transformer
     from polyembed.outputs import STAGING_PREFIX, check_output_dir, publishing, remove_stale_staging
@@ -143,6 +156,8 @@ def export_onnx(
         if not overwrite:
             raise PolyembedError(f"{output} {out_dir}: an earlier export is there (add "
                                  f"{argument('--overwrite')} to replace it)")
+    if openvino:
+        _require_openvino(argument("--openvino", "openvino"))
 
     st_model, source = as_sentence_transformer(model, "export")
     if language_embedding_ids(st_model):
@@ -151,9 +166,14 @@ def export_onnx(
     settings = _settings_from(st_model, source, quantize)
     transformer = st_model[0].auto_model
     tokenizer = st_model.tokenizer
-    produced_by = {"model": source, "quantize": quantize, "optimize": optimize}
+    produced_by = {"model": source, "quantize": quantize, "optimize": optimize, "openvino": openvino}
     with publishing(out_dir, output, produced_by) as staging:  # replaces only the export's own files
-        tokenizer.save_pretrained(str(staging))
+        # The module, config and tokenizer files sentence-transformers' backends read; the graphs replace the
+        # torch weights, so those stay with the source model.
+        st_model.save(str(staging), create_model_card=False)
+        for name in WEIGHT_FILES:
+            (staging / name).unlink(missing_ok=True)
+        (staging / FP32_FILE).parent.mkdir()
         _export_graph(transformer, tokenizer, staging / FP32_FILE)
         if optimize:
             _optimize_graph(staging / FP32_FILE, transformer.config)
@@ -171,18 +191,38 @@ def export_onnx(
                 nodes_to_exclude=_feed_forward_output_matmuls(staging / FP32_FILE),
                 extra_options={"DefaultTensorType": TensorProto.FLOAT},
             )
-        (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
         files = {FP32_FILE: "float32 graph" + (", fused by onnxruntime's optimiser" if optimize else "")}
         if quantize:
             files[INT8_FILE] = "int8 weights (per channel; feed-forward output projections kept float32)"
+        if openvino:
+            for graph, ir in ((FP32_FILE, OPENVINO_FP32_FILE), (INT8_FILE, OPENVINO_INT8_FILE))[:1 + quantize]:
+                _write_openvino_ir(staging / graph, staging / ir)
+                files[ir] = f"OpenVINO IR of `{graph}` (with its `.bin`)"
+        (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
         files[CONFIG_FILE] = "pooling, prompt, normalisation and length of the source model"
         (staging / CARD_FILE).write_text(export_card_text(str(out_dir), asdict(settings), files), encoding="utf-8")
     return out_dir
 
 
+def _require_openvino(option: str) -> None:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        raise PolyembedError(f"{option}: needs the openvino package (pip install openvino)") from None
+
+
+def _write_openvino_ir(graph: Path, xml: Path) -> None:
+    """OpenVINO's IR (`.xml` + `.bin`) of an ONNX graph, weights kept at their precision (no fp16 compression):
+    what optimum-intel, and so sentence-transformers' openvino backend, loads without converting."""
+    import openvino
+
+    xml.parent.mkdir(exist_ok=True)
+    openvino.save_model(openvino.convert_model(str(graph)), str(xml), compress_to_fp16=False)
+
+
 @register_encoder_kind
 class OnnxEncoder(SentenceEncoder):
-    """A SentenceEncoder on an exported ONNX graph (onnxruntime, CPU)."""
+    """A SentenceEncoder on an exported graph (ONNX on onnxruntime or OpenVINO, or OpenVINO IR; CPU)."""
 
     @classmethod
     def can_load(cls, path: Path) -> bool:
@@ -203,16 +243,18 @@ class OnnxEncoder(SentenceEncoder):
             self.settings = OnnxSettings(**json.loads(config_path.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError) as err:
             raise PolyembedError(f"{config_path}: not a polyembed ONNX export ({err})") from None
-        graph = graph or (INT8_FILE if self.settings.quantized else FP32_FILE)
+        graph = present_graph(folder, graph or (INT8_FILE if self.settings.quantized else FP32_FILE))
         graph_path = folder / graph
         if not graph_path.is_file():
             raise PolyembedError(f"{graph_path}: missing (export again with `polyembed export`)")
+        if graph_path.suffix == ".xml":
+            runtime = "openvino"  # IR: only OpenVINO reads it
         from polyembed.outputs import verify_published
 
-        verify_published(folder, [p.name for p in folder.iterdir() if p.suffix != ".onnx" or p.name == graph])
+        verify_published(folder, _files_to_verify(folder, graph))
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.runtime = runtime
-        """onnxruntime, or openvino (Intel's runtime, which reads the same graph)."""
+        """onnxruntime, or openvino (Intel's runtime, which reads the same graph, or its IR)."""
         if runtime == "openvino":
             try:
                 import openvino
@@ -233,7 +275,8 @@ class OnnxEncoder(SentenceEncoder):
         self.name = name or str(graph_path)
         self.path = str(folder)
         self.graph_file = graph
-        """The graph this encoder runs (`model.onnx` or `model.int8.onnx`)."""
+        """The graph this encoder runs, relative to the folder (`onnx/model.onnx`, `onnx/model_qint8.onnx`, an
+        OpenVINO `.xml`)."""
 
     @property
     def dimension(self) -> int:
@@ -274,17 +317,47 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-def is_onnx_export(path: str | Path) -> bool:
-    """A folder written by `export_onnx`, or a .onnx file inside one."""
+def present_graph(folder: Path, graph: str) -> str:
+    """`graph` (a path in the export folder), or where an export before 2026-11-26 kept it."""
+    legacy = LEGACY_FILES.get(graph)
+    if not (folder / graph).is_file() and legacy and (folder / legacy).is_file():
+        return legacy
+    return graph
+
+
+def _is_graph_file(name: str) -> bool:
+    """A graph of the export (ONNX, or IR with its weights), wherever the layout keeps it."""
+    parts = name.split("/")
+    return (len(parts) == 1 and name.endswith(".onnx")) or (
+        len(parts) == 2 and parts[0] in GRAPH_FOLDERS and Path(name).suffix in (".onnx", ".xml", ".bin"))
+
+
+def _files_to_verify(folder: Path, graph: str) -> list[str]:
+    """Every file of the folder except the graphs this encoder does not read (a changed fp32 graph does not stop
+    the int8 one from loading)."""
+    own = {graph, str(Path(graph).with_suffix(".bin").as_posix())} if graph.endswith(".xml") else {graph}
+    names = (path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+    return [name for name in names if not _is_graph_file(name) or name in own]
+
+
+def export_folder(path: str | Path) -> Path:
+    """The export folder `path` is in: itself, or the folder of a graph file at its top (exports before
+    2026-11-26) or in its `onnx/` or `openvino/` folder."""
     path = Path(path)
-    folder = path.parent if path.suffix == ".onnx" else path
-    return (folder / CONFIG_FILE).is_file()
+    if path.suffix not in (".onnx", ".xml"):
+        return path
+    return path.parent.parent if path.parent.name in GRAPH_FOLDERS else path.parent
+
+
+def is_onnx_export(path: str | Path) -> bool:
+    """A folder written by `export_onnx`, or a graph file inside one."""
+    return (export_folder(path) / CONFIG_FILE).is_file()
 
 
 def load_onnx(path: str | Path, name: str | None = None, runtime: str = "onnxruntime") -> OnnxEncoder:
-    """An OnnxEncoder for an export folder (int8 when it has one) or one of its .onnx files, on `runtime`
-    (onnxruntime or openvino)."""
+    """An OnnxEncoder for an export folder (int8 when it has one) or one of its graph files, on `runtime`
+    (onnxruntime or openvino; an OpenVINO `.xml` always runs on openvino)."""
     path = Path(path)
-    if path.suffix == ".onnx":
-        return OnnxEncoder(path.parent, path.name, name, runtime)
-    return OnnxEncoder(path, None, name, runtime)
+    folder = export_folder(path)
+    graph = None if folder == path else path.relative_to(folder).as_posix()
+    return OnnxEncoder(folder, graph, name, runtime)
