@@ -87,7 +87,10 @@ def export_card_text(name: str, settings: dict[str, Any], files: dict[str, str])
              "```python", "from sentence_transformers import SentenceTransformer", "",
              f'model = SentenceTransformer("{name}", backend="onnx", model_kwargs={{"file_name": "model_qint8.onnx"}})',
              f'ov = SentenceTransformer("{name}", backend="openvino")  # export --openvino',
-             "```", ""]
+             "```", "",
+             "OpenVINO computes in bfloat16 on CPUs that have it unless told otherwise; "
+             '`model_kwargs={"ov_config": {"INFERENCE_PRECISION_HINT": "f32"}}` gives the graph\'s own float32 '
+             "(polyembed's `load_model` does so).", ""]
     return "\n".join(lines)
 
 
