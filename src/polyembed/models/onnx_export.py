@@ -20,6 +20,7 @@ before 2026-11-26 (graphs at the top, `model.int8.onnx`) still load.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ LEGACY_FILES = {FP32_FILE: "model.onnx", INT8_FILE: "model.int8.onnx"}
 """Where exports before 2026-11-26 kept the two graphs (the export folder's top level)."""
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 POOLING_MODES = ("mean", "cls", "max")
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,13 @@ def export_onnx(
         for name in WEIGHT_FILES:
             (staging / name).unlink(missing_ok=True)
         (staging / FP32_FILE).parent.mkdir()
+        logger.info("export: tracing %s to %s", source, FP32_FILE)
         _export_graph(transformer, tokenizer, staging / FP32_FILE)
         if optimize:
+            logger.info("export: fusing %s (onnxruntime's transformer optimiser)", FP32_FILE)
             _optimize_graph(staging / FP32_FILE, transformer.config)
         if quantize:
+            logger.info("export: quantising to %s", INT8_FILE)
             from onnx import TensorProto
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -196,6 +202,7 @@ def export_onnx(
             files[INT8_FILE] = "int8 weights (per channel; feed-forward output projections kept float32)"
         if openvino:
             for graph, ir in ((FP32_FILE, OPENVINO_FP32_FILE), (INT8_FILE, OPENVINO_INT8_FILE))[:1 + quantize]:
+                logger.info("export: OpenVINO IR of %s to %s", graph, ir)
                 _write_openvino_ir(staging / graph, staging / ir)
                 files[ir] = f"OpenVINO IR of `{graph}` (with its `.bin`)"
         (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
