@@ -23,8 +23,10 @@ def load_json(path: Path) -> dict[str, Any] | None:
 
 
 def machine() -> dict[str, Any]:
-    """The machine a result was measured on, stored with it."""
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    """The machine a result was measured on, stored with it (the CPU model too: cloud machines of one kind
+    differ from day to day, and runtimes such as onnxruntime and OpenVINO differ more between CPUs than torch)."""
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "cpu": cpu_description()}
 
 
 def cpu_description() -> str:

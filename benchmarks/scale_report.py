@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
-from docs_sections import missing_tables, replace_section
+from docs_sections import replace_section, shown_section
 from scale import DOCS, END, OUT, START, TABLES, TATOEBA_LANGUAGES, _load
 
 
@@ -20,15 +20,17 @@ def _tatoeba_mean(scores: dict[str, float]) -> float | None:
 
 def render() -> str:
     lines = [START, "## Scale: export, mining, streaming (issue 17)", ""]
+    blocks: dict[str, list[str]] = {name: [] for name in TABLES}
     exported = _load("export")
     if exported:
         columns = [("STS-B test", "stsb/en"), ("STS17 en-en", "sts17/en-en"),
                    ("stsb-multi-mt en-de", "stsb-multi-mt/en-de")]
         header = " | ".join(f"{title} | kept" for title, _ in columns)
-        lines += [
+        blocks["export"] += [
             f"`python benchmarks/scale.py export`: encoding speed on {exported['sentences']} STS-B test sentences "
             "(batch 64, 2 threads, best of 2); Spearman x100 and Tatoeba accuracy (mean of both directions, "
-            f"{', '.join(TATOEBA_LANGUAGES)}); 'kept': share of the torch fp32 score.",
+            f"{', '.join(TATOEBA_LANGUAGES)}); 'kept': share of the torch fp32 score."
+            + (f" CPU: {exported['machine']['cpu']}." if exported.get("machine", {}).get("cpu") else ""),
             "",
             f"| model | variant | sentences/s | speed-up | {header} | Tatoeba mean | kept |",
             "|---|---|---|---|" + "---|---|" * (len(columns) + 1),
@@ -44,15 +46,15 @@ def render() -> str:
                 tatoeba, base_tatoeba = _tatoeba_mean(result["scores"]), _tatoeba_mean(base["scores"])
                 cells += ["-", "-"] if tatoeba is None or not base_tatoeba else [
                     f"{tatoeba:.2f}", f"{100 * tatoeba / base_tatoeba:.1f}%"]
-                lines.append(
+                blocks["export"].append(
                     f"| {name} | {label} | {result['sentences_per_second']} | "
                     f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
                 )
-        lines += ["", "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so the share "
-                  "kept there says little.", ""]
+        blocks["export"] += ["", "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so "
+                             "the share kept there says little.", ""]
     mined = _load("mining")
     if mined:
-        lines += [
+        blocks["mining"] += [
             f"`python benchmarks/scale.py mining`: margin mining end to end (both kNN directions, ratio margin, "
             f"k=4, max) of n x n synthetic {mined['dimension']}-d vectors, target perm[i] = source i + Gaussian "
             "noise (sd 0.6); each index in a fresh process. 'vectors MB': RSS with both pools made, before "
@@ -67,7 +69,7 @@ def render() -> str:
     mined_bucc = _load("bucc")
     if mined_bucc:
         subsets = sorted({key.split("/")[0] for row in mined_bucc["rows"].values() for key in row})
-        lines += [
+        blocks["bucc"] += [
             "`python benchmarks/scale.py bucc`: the `bucc-like-mining` task (gold pairs are 5 % of each pool, "
             "the margin threshold fitted on the train split, F1 x100 on test).",
             "",
@@ -80,7 +82,7 @@ def render() -> str:
         ]
     streamed = _load("stream")
     if streamed:
-        lines += [
+        blocks["stream"] += [
             f"`python benchmarks/scale.py stream`: `encode --shard-size {streamed['shard_size']}` with "
             f"{streamed['model']}, a fresh process per corpus size.",
             "",
@@ -92,7 +94,7 @@ def render() -> str:
         ]
         if "resume" in streamed:
             plain, resume = streamed["plain_sentence_transformers"], streamed["resume"]
-            lines += [
+            blocks["stream"] += [
                 f"The same {plain['lines']:,} lines, after loading and a warm-up batch, each in a fresh process "
                 f"(best of {plain.get('repeats', 1)}): plain sentence-transformers "
                 f"`encode` (batch 64, normalised) {plain['sentences_per_second']} sentences/s, `polyembed encode` "
@@ -103,12 +105,24 @@ def render() -> str:
                 "uninterrupted run's.",
                 "",
             ]
+    shown = shown_section(DOCS, START, END)
+    for name in TABLES:  # results/ is not in git: a table measured elsewhere keeps its text from the docs
+        kept = [] if blocks[name] else _shown_block(shown, name)
+        if kept:
+            print(f"{name}: no {name}.json in {OUT}; its table keeps the text the docs show")
+        lines += blocks[name] or kept
     lines.append(END)
     section = "\n".join(lines)
-    present = {name for name in TABLES if _load(name) is not None}
-    missing = missing_tables(DOCS, START, END, {name: f"benchmarks/scale.py {name}" for name in TABLES}, present)
-    if missing:  # results/ is not in git: keep the tables measured elsewhere
-        print(f"docs/benchmarks.md left as it is: no {', '.join(m + '.json' for m in missing)} in {OUT}")
-        return section
     replace_section(DOCS, START, END, section)
     return section
+
+
+def _shown_block(shown: str, name: str) -> list[str]:
+    """The docs' current text of table `name`: from its command to the next table's command or the section end."""
+    commands = {other: f"`python benchmarks/scale.py {other}`" for other in TABLES}
+    if commands[name] not in shown:
+        return []
+    start = shown.index(commands[name])
+    ends = [shown.index(command, start + 1) for other, command in commands.items()
+            if other != name and command in shown[start + 1:]]
+    return [*shown[start:min(ends, default=len(shown))].rstrip("\n").split("\n"), ""]

@@ -1,6 +1,6 @@
 """The scale renderer on small stored results (tests/benchmarks/fixtures/scale: one tiny model, made up for the
 test, in the layout `benchmarks/scale.py` saves): shares kept against torch fp32, a variant missing a score,
-the tables present, byte-stable; a table shown in the docs whose JSON is absent keeps the docs as they are."""
+the tables present, byte-stable; a table shown in the docs whose JSON is absent keeps its text there."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import docs_kept_without, rendered_twice, stored_report
+from tests.benchmarks.helpers import rendered_twice, stored_report
 
 SECTIONS = "# Benchmarks\n\n<!-- scale:start -->\n<!-- scale:end -->\n\nNotes\n"
 
@@ -32,7 +32,16 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
     assert first.endswith("<!-- scale:end -->\n\nNotes\n")
 
 
-def test_a_shown_table_without_its_json_keeps_the_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = SECTIONS.replace("<!-- scale:end -->", "`python benchmarks/scale.py mining`: measured elsewhere\n"
-                            "<!-- scale:end -->")
-    docs_kept_without("scale_report", "scale", text, "mining.json", tmp_path, monkeypatch, "scale")
+def test_a_shown_table_without_its_json_keeps_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mining.json gone (measured on another machine): the mining table keeps the docs' text, in its place among
+    the tables, and the tables with stored results are rendered around it."""
+    text = SECTIONS.replace("<!-- scale:end -->", "`python benchmarks/scale.py mining`: measured elsewhere\n\n"
+                            "| n | index |\n|---|---|\n| 1 | flat |\n<!-- scale:end -->")
+    module, docs, results = stored_report("scale_report", "scale", text, tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    monkeypatch.setattr("scale.OUT", module.OUT)
+    (results / "mining.json").unlink()
+    rendered = rendered_twice(module, docs)
+    kept = "`python benchmarks/scale.py mining`: measured elsewhere\n\n| n | index |\n|---|---|\n| 1 | flat |\n\n"
+    assert kept in rendered and "| tiny | onnx int8 | 250.0 | 2.50x |" in rendered
+    assert rendered.index("scale.py export`") < rendered.index(kept) < rendered.index("scale.py bucc`")
