@@ -6,7 +6,7 @@ export TOKENIZERS_PARALLELISM ?= false
 # transformers and sentence-transformers again, ~10 s each on 2 cores (the test suite starts dozens).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test test-slow lint benchmarks render lock
+.PHONY: setup demo test test-slow test-st-backends lint benchmarks render lock
 setup:
 	bash scripts/setup.sh
 
@@ -18,6 +18,19 @@ test: setup
 
 test-slow: setup
 	.venv/bin/python -m pytest -q -m slow
+
+# sentence-transformers' own openvino backend on a polyembed export, in a venv of its own: optimum-intel needs
+# transformers < 5.6, polyembed's lock a newer one. PyPI's torchvision (which optimum-intel pulls in) fails to
+# import beside torch 2.13.0's CPU wheel, and nothing here needs it.
+.st-backends-venv/bin/python:
+	python3 -m venv .st-backends-venv
+	.st-backends-venv/bin/pip install -q torch==2.13.0 sentence-transformers==6.2.0 "transformers>=5.0,<5.6" \
+		"optimum-intel[openvino]==2.2.0"
+	.st-backends-venv/bin/pip uninstall -y -q torchvision
+
+test-st-backends: setup .st-backends-venv/bin/python
+	POLYEMBED_ST_BACKENDS_PYTHON=$(CURDIR)/.st-backends-venv/bin/python .venv/bin/python -m pytest -q \
+		tests/models/test_onnx_export.py -k plain_sentence_transformers
 
 lint: setup
 	.venv/bin/ruff check src tests benchmarks

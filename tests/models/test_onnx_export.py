@@ -98,8 +98,8 @@ assert "polyembed" not in sys.modules
 """
 
 
-@pytest.mark.skipif(not ST_BACKENDS_PYTHON, reason="set POLYEMBED_ST_BACKENDS_PYTHON to a Python with "
-                    "sentence-transformers and optimum-intel (transformers < 5.6)")
+@pytest.mark.skipif(not ST_BACKENDS_PYTHON, reason="`make test-st-backends` runs it (a venv with "
+                    "sentence-transformers and optimum-intel, which needs transformers < 5.6)")
 def test_plain_sentence_transformers_runs_the_openvino_export(with_ir, tmp_path) -> None:
     """sentence-transformers' own openvino backend, in a process without polyembed, embeds as load_model does:
     the fp32 IR and the int8 one, each against its own polyembed loading (max abs difference <= 1e-5)."""
