@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyembed.errors import PolyembedError, argument
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import SentenceEncoder
+
+if TYPE_CHECKING:
+    from polyembed.models.onnx_export import OnnxEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
     return graph
 
 
-def _graph_of(folder: Path, backend: str, name: str, option: str) -> SentenceEncoder:
+def _graph_of(folder: Path, backend: str, name: str, option: str) -> OnnxEncoder:
     """The export's fp32 or int8 graph, named as the user named the model; OpenVINO reads the export's IR of
     that graph where it has one (`polyembed export --openvino`), else the ONNX graph itself."""
     from polyembed.models.onnx_export import (
