@@ -221,7 +221,8 @@ def budget(seeds: list[int], budgets: list[int], batch_size: int, variants: list
             for name in variants:
                 key, options = f"{name}@{steps}/seed-{seed}", _variant_options(name, steps, batch_size, seed)
                 same = results["runs"].get(f"{name}/seed-{seed}", {})
-                if same.get("fingerprint") == wacse_dev.run_fingerprint(options) and "scores" in same:
+                trained = _trained_fingerprint(same, OUT / f"seed-{seed}" / name)  # as the table counts it
+                if trained == wacse_dev.run_fingerprint(options) and "scores" in same:
                     curve["runs"][key] = {**same, "same_run_as": f"{name}/seed-{seed}"}
                     _save(results)
                     continue
