@@ -65,10 +65,11 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
     assert text.endswith("<!-- wacse:end -->\n\nNotes\n")
 
 
-def test_the_budget_curve_pairs_each_seed_with_tr_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_budget_curve_pairs_each_seed_with_tr_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     wacse = importlib.import_module("wacse")
     wacse_dev = importlib.import_module("wacse_dev")
+    monkeypatch.setattr(wacse, "OUT", tmp_path)  # no run folders: each run counts by its stored fingerprint
 
     def run(name: str, steps: int, seed: int, low: float, sts: float, fingerprint: str | None = None) -> dict:
         now = wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, seed))
