@@ -21,6 +21,22 @@ def missing_tables(docs: Path, start: str, end: str, commands: dict[str, str], p
     return [name for name, command in commands.items() if command in shown and name not in present]
 
 
+def shown_table(docs: Path, start: str, end: str, opening: str) -> list[str]:
+    """The docs' current text of one table of a section: the paragraph that starts with `opening`, the blank line
+    after it and the table's rows ([] when the docs do not show it). A renderer whose JSON lacks that table keeps
+    it this way, since results/ is not in git."""
+    lines = shown_section(docs, start, end).split("\n")
+    first = next((i for i, line in enumerate(lines) if line.startswith(opening)), None)
+    if first is None:
+        return []
+    block = lines[first:first + 2]
+    for line in lines[first + 2:]:
+        if not line.startswith("|"):
+            break
+        block.append(line)
+    return [*block, ""] if len(block) > 2 else []
+
+
 def replace_section(docs: Path, start: str, end: str, section: str) -> None:
     """Put `section` (markers included) in place of the current one, or append it; written atomically. A
     section whose markers enclose another section's is refused (replacing it would delete the other)."""

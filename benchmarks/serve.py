@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_sections import missing_tables, publish
+from docs_sections import missing_tables, publish, shown_table
 from result_files import cpu_description, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -115,14 +115,15 @@ def _raw_ceiling(model: str, backend: str, sentences: list[str]) -> float:
     return round(float(done.stdout.strip().splitlines()[-1]), 1)
 
 
-def _server_command(kind: str, model: str, setting: str,
-                    infinity: Path | None) -> tuple[list[str], str, str, str | None]:
+def _server_command(kind: str, model: str, setting: str, infinity: Path | None,
+                    options: tuple[str, ...] = ()) -> tuple[list[str], str, str, str | None]:
     """(command, embeddings URL, readiness URL, working folder) of one server. Infinity starts inside its model
     folder with the model id ".": its optimum engine names the ONNX file by the path it globbed, and the
     optimum-onnx it installs with finds only a path relative to the model folder."""
     base = f"http://127.0.0.1:{PORT}"
     if kind == "polyembed":
-        return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT)],
+        return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT),
+                 *options],
                 f"{base}/v1/embeddings", f"{base}/ready", None)
     path = _infinity_model(model, with_onnx=setting == "optimum")
     assert infinity is not None
@@ -200,8 +201,9 @@ def _classic_module_files(path: Path) -> dict[str, str]:
 
 
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
-             texts: list[str]) -> dict[str, Any]:
-    command, url, ready, folder = _server_command(kind, model, setting, infinity)
+             texts: list[str], sizes: tuple[int, ...] = (1, 16), options: tuple[str, ...] = (),
+             closed_loop: bool = True) -> dict[str, Any]:
+    command, url, ready, folder = _server_command(kind, model, setting, infinity, options)
     print(f"{kind} {model} {setting}: starting", flush=True)
     server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL, cwd=folder,
                               stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
@@ -211,7 +213,7 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
         prompt = _default_prompt(model) if kind == "infinity" else ""  # polyembed applies the model's own
         entry["prompt_sent"] = prompt
         with tempfile.TemporaryDirectory() as scratch:
-            for size in (1, 16):
+            for size in sizes:
                 body = Path(scratch) / f"body-{size}.jsonl"
                 body.write_text("".join(json.dumps({"input": [prompt + t for t in texts[start:start + size]]
                                                     if size > 1 else prompt + texts[start], "model": model}) + "\n"
@@ -224,7 +226,8 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
                             if sustainable else None)
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
-                                             "overload": overload, "closed_loop": _wrk(url, body)}
+                                             "overload": overload,
+                                             "closed_loop": _wrk(url, body) if closed_loop else None}
                 print(f"  {size} sentence(s)/request: sustainable {sustainable}/s", flush=True)
         if kind == "polyembed":
             import httpx
@@ -268,6 +271,50 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
     render()
 
 
+def queue_limits(models: list[str], backend: str, limits: list[float], repeats: int, rates: list[float]) -> None:
+    """Overload and recovery at each `--max-queue-seconds` (one sentence per request): a lower limit refuses more
+    of an overload and leaves less queued work to drain once it stops. Each run finds its own sustainable rate on
+    the grid and overloads at twice it, as `run` does; the runs alternate between limits."""
+    texts = _sentences(512)
+    saved = _load() or {"entries": [], "ceilings": {}}
+    for model in models:
+        by_limit: dict[str, list[dict[str, Any]]] = {str(limit): [] for limit in limits}
+        saved.setdefault("queue_limits", {})[f"{model}/{backend}"] = by_limit
+        for repeat in range(repeats):
+            for limit in limits:
+                print(f"{model} {backend}: --max-queue-seconds {limit}, repeat {repeat + 1} of {repeats}", flush=True)
+                entry = _measure("polyembed", model, backend, None, rates, texts, sizes=(1,),
+                                 options=("--max-queue-seconds", str(limit)), closed_loop=False)
+                by_limit[str(limit)].append(entry["sizes"]["1"])
+                _save(saved)
+    render()
+
+
+def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
+    """The table of `queue`: per run, the sustainable rate, the overload's statuses and p99, the recovery p99."""
+    lines = ["", "Queue limit (`python benchmarks/serve.py queue`, one sentence per request): each run finds its "
+             "sustainable rate, overloads at twice it for 10 s, then offers the sustainable rate for 20 s; "
+             "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s (runs in the "
+             "order made, alternating between limits):", "",
+             "| model | backend | --max-queue-seconds | sustainable (req/s) | overload statuses | overload p99 ms | "
+             "recovery p99 ms |", "|---|---|---|---|---|---|---|"]
+    for key, by_limit in found.items():
+        model, backend = key.split("/", 1)
+        for limit, runs in by_limit.items():
+            for result in runs:
+                overload = result.get("overload") or []
+                statuses: dict[str, int] = {}
+                for phase in overload:
+                    for code, count in phase["statuses"].items():
+                        statuses[code] = statuses.get(code, 0) + count
+                lines.append(f"| {model} | {backend} | {limit} | {result['sustainable_per_s'] or '-'} | "
+                             + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
+                             + f" | {overload[0]['p99_ms'] if overload else '-'} | "
+                             f"{overload[-1]['p99_last_half_ms'] if overload else '-'} |")
+    return lines
+
+
+CALLS_OPENING = "Batches cut by length (`python benchmarks/serve.py calls`"
 OVERHEADS = [0, 8, 16, 32, 64, 128, 256, 1_000_000]
 """`call_overhead_tokens` values `calls` tries; the last never cuts a batch (one padded call per batch)."""
 
@@ -413,11 +460,15 @@ def render() -> None:
             lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
                          + " | ".join(_cell(runs.get(rate)) for rate in rates) + " |")
     costs = saved.get("call_costs")
+    kept = [] if costs else shown_table(DOCS, START, END, CALLS_OPENING)
+    if kept:
+        print("no call costs in serve.json here: the docs keep the table they show")
+        lines += ["", *kept[:-1]]
     if costs:
         shown = [value for value in map(str, OVERHEADS) if all(value in cost[size] for cost in costs.values()
                                                                 for size in cost)]
         label = {str(OVERHEADS[-1]): "never cut"}
-        lines += ["", "Batches cut by length (`python benchmarks/serve.py calls`, the server's core, one thread): "
+        lines += ["", f"{CALLS_OPENING}, the server's core, one thread): "
                   "sentences/s encoding the open loop's sentences in batches of 16 (one request) and 64 (four), each "
                   "batch cut into model calls by `token_budget_chunks` at each `--call-overhead-tokens` (best of two "
                   "passes; calls per batch in brackets):", "",
@@ -428,6 +479,8 @@ def render() -> None:
             for size, by_overhead in cost.items():
                 lines.append(f"| {model} | {backend} | {size} | " + " | ".join(
                     f"{by_overhead[v]['sentences_per_s']} ({by_overhead[v]['calls_per_batch']})" for v in shown) + " |")
+    if saved.get("queue_limits"):
+        lines += _queue_rows(saved["queue_limits"])
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
@@ -452,11 +505,19 @@ def main() -> None:
     inner = sub.add_parser("calls-inner", help=argparse.SUPPRESS)
     inner.add_argument("model")
     inner.add_argument("backend")
+    queue = sub.add_parser("queue", help="overload and recovery at each --max-queue-seconds")
+    queue.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
+    queue.add_argument("--backend", default="onnx-int8")
+    queue.add_argument("--limits", nargs="+", type=float, default=[0.5, 1.0])
+    queue.add_argument("--repeats", type=int, default=2)
+    queue.add_argument("--rates", nargs="+", type=float, default=[100, 140, 200, 280, 400])
     sub.add_parser("selftest")
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "run":
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
+    elif args.command == "queue":
+        queue_limits(args.models, args.backend, args.limits, args.repeats, args.rates)
     elif args.command == "calls":
         call_costs(args.models, args.backends)
     elif args.command == "calls-inner":

@@ -5,6 +5,7 @@ the batch-cutting table, byte-stable."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,39 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "# Benchmarks\n\n<!-- serve-load:start -->\nkept\n<!-- serve-load:end -->\n"
     docs_kept_without("serve", "serve", text, "serve.json", tmp_path, monkeypatch)
+
+
+def test_a_run_without_call_costs_keeps_the_batch_table_the_docs_show(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """results/ is not in git: a fresh `serve.py run` holds no `calls` results, and the docs keep that table."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    module.render()
+    table = [line for line in docs.read_text(encoding="utf-8").splitlines()
+             if line.startswith(module.CALLS_OPENING) or line.startswith("| me5-small | torch | 64 |")]
+    assert len(table) == 2
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    del stored["call_costs"]
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    module.render()
+    after = docs.read_text(encoding="utf-8")
+    assert all(line in after.splitlines() for line in table)
+    assert after.index(module.CALLS_OPENING) < after.index("Metrics scraped")  # in its place
+
+
+def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    measured = next(e for e in stored["entries"] if e["server"] == "polyembed" and e["backend"] == "onnx-int8")
+    one = {**measured["sizes"]["1"], "closed_loop": None}
+    stored["queue_limits"] = {"minilm-en/onnx-int8": {"0.5": [one], "1.0": [one, one]}}
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    queue = text[text.index("Queue limit (`python benchmarks/serve.py queue`"):]
+    rows = [line for line in queue.splitlines() if line.startswith("| minilm-en | onnx-int8 | ")]
+    assert [row.split(" | ")[2] for row in rows] == ["0.5", "1.0", "1.0"]
+    overload = one["overload"]
+    assert rows[0].endswith(f"| {overload[0]['p99_ms']} | {overload[-1]['p99_last_half_ms']} |")

@@ -286,6 +286,42 @@ def test_costly_requests_are_413_and_overload_is_429_with_retry_after(encoder) -
     assert after.status_code == 200 and app.state.in_flight == 0  # served again once the load is gone
 
 
+def test_malformed_requests_among_concurrent_good_ones_fail_alone_and_change_nothing(encoder) -> None:
+    """Lone surrogates, an oversized body and a request over the token cap, sent while good requests are being
+    batched: each bad one a 4xx, every good one a 200 with its own embedding, and a probe sentence embeds to the
+    same vector before and after."""
+    app = create_app(encoder, ServerLimits(max_wait_ms=50, max_request_tokens=60, max_body_bytes=4000))
+    good = [{"input": text} for text in TRAINING_TEXTS[:12]]
+    bad = [(b'{"input": "a \\ud800 b"}', 400), (b'{"input": ["ok", "\\udc00"]}', 400),
+           (b'{"input": ["fine", "x \\udbff\\udbff y"]}', 400),
+           (('{"input": "' + "long " * 1000 + '"}').encode(), 413),
+           (('{"input": "' + "many words here " * 15 + '"}').encode(), 413)]
+    jobs = [("good", payload) for payload in good]
+    for index, case in enumerate(bad):  # spread among the good ones
+        jobs.insert(2 + 3 * index, ("bad", case))
+    probe = {"input": "a fixed probe sentence"}
+
+    def send(job):
+        kind, payload = job
+        if kind == "good":
+            return test_client.post("/v1/embeddings", json=payload)
+        return test_client.post("/v1/embeddings", content=payload[0], headers={"content-type": "application/json"})
+
+    with TestClient(app) as test_client, ThreadPoolExecutor(8) as pool:
+        before = test_client.post("/v1/embeddings", json=probe).json()["data"][0]["embedding"]
+        responses = list(pool.map(send, jobs))
+        after = test_client.post("/v1/embeddings", json=probe).json()["data"][0]["embedding"]
+    for (kind, payload), response in zip(jobs, responses, strict=True):
+        if kind == "bad":
+            assert response.status_code == payload[1], response.text
+            assert response.json()["error"]["type"] == "invalid_request_error"
+        else:
+            assert response.status_code == 200
+            vector = np.array(response.json()["data"][0]["embedding"], dtype=np.float32)
+            assert np.allclose(vector, polyembed.encode(encoder, [payload["input"]])[0], atol=1e-5)
+    assert before == after
+
+
 class SlowEncoder:
     """The tiny encoder, `delay` seconds per encode (a request that keeps the server busy)."""
 
