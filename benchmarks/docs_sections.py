@@ -37,6 +37,21 @@ def shown_table(docs: Path, start: str, end: str, opening: str) -> list[str]:
     return [*block, ""] if len(block) > 2 else []
 
 
+def shown_rows(docs: Path, start: str, end: str, header: str) -> dict[str, str]:
+    """The rows of the section's table whose header row is `header`, by their first cell ({} when the docs show no
+    such table). A renderer keeps the row of a model whose results are not here (results/ is not in git)."""
+    lines = shown_section(docs, start, end).split("\n")
+    first = next((i for i, line in enumerate(lines) if line == header), None)
+    rows: dict[str, str] = {}
+    if first is None:
+        return rows
+    for line in lines[first + 2:]:
+        if not line.startswith("|"):
+            break
+        rows[line.split("|")[1].strip()] = line
+    return rows
+
+
 def replace_section(docs: Path, start: str, end: str, section: str) -> None:
     """Put `section` (markers included) in place of the current one, or append it; written atomically. A
     section whose markers enclose another section's is refused (replacing it would delete the other)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import wacse_dev
-from docs_sections import missing_tables, publish
+from docs_sections import missing_tables, publish, shown_rows, shown_table
 from result_files import write_json
 from script_cli import script_parser
 
@@ -51,6 +51,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tr+wtr-cls": {"objectives": ["tr", "wtr"], "pooling": "cls"},
     "tr+awp+wtr+language-embeddings": {"objectives": ["tr", "awp", "wtr"], "language_embeddings": True},
 }
+DEV_HEADER = "| model | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual | Kardes STS dev English |"
+BUDGET_OPENING = "`python benchmarks/wacse.py budget`"
 LOW = {code: TatoebaRetrieval.subset(code) for code in ("kk", "ug", "tt", "tk", "uz", "az", "sw")}
 HIGH = ["deu", "fra", "rus", "cmn", "jpn", "tur"]
 
@@ -268,10 +270,14 @@ def render() -> None:
              "memory (resident set) per run, alone on the machine; a run resumed from a checkpoint "
              "leaves the time column (its clock counts only the steps after resuming).", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    shown = shown_rows(DOCS, START, END, lines[-2])
     for name in names:
         keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)  # today's options only
         rows = [runs[k] for k in keys if "scores" in runs.get(k, {})]
         if not rows:
+            if name in shown and not _ran_here(payload, name):
+                print(f"{name}: no run of it in {OUT}; its row keeps the text the docs show")
+                lines.append(shown[name])
             continue
         cell = _cell
         cells = [cell([r["scores"].get(c, float("nan")) for r in rows]) for c in columns]
@@ -296,9 +302,19 @@ def render() -> None:
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
     lines += dev_columns(payload, names)
-    lines += budget_table(payload)
+    budget = budget_table(payload)
+    kept = [] if budget or payload.get("budget") else shown_table(DOCS, START, END, BUDGET_OPENING)
+    if kept:
+        print(f"no budget curve in {OUT}; the docs keep the table they show")
+    lines += budget or (["", "### Budget curve", "", *kept[:-1]] if kept else [])
     lines += ["", END]
     publish(DOCS, START, END, lines)
+
+
+def _ran_here(payload: dict[str, Any], name: str) -> bool:
+    """Whether the saved results hold any run of the variant (with today's options or not)."""
+    return name == "me5-small" and "me5-small" in payload["runs"] or any(
+        key.startswith(f"{name}/seed-") for key in payload["runs"])
 
 
 def _todays_keys(payload: dict[str, Any], name: str) -> list[str]:
@@ -322,11 +338,14 @@ def dev_columns(payload: dict[str, Any], names: list[str]) -> list[str]:
     columns above."""
     runs = payload["runs"]
     rows = []
+    shown = shown_rows(DOCS, START, END, DEV_HEADER)
     for name in names:
         keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)
         found = [wacse_dev.dev_measures(runs[k].get("best"), runs[k]["dev_sts"]) for k in keys
                  if "dev_sts" in runs.get(k, {})]
         if not found or len(found) < len(keys):
+            if name in shown and not _ran_here(payload, name):
+                rows.append(shown[name])
             continue
         cells = [_cell(values) if (values := [m[c] for m in found if m[c] is not None]) else "-"
                  for c in ("retrieval", "cross", "mono", "english")]
@@ -336,8 +355,7 @@ def dev_columns(payload: dict[str, Any], names: list[str]) -> list[str]:
     return ["", "The same runs on dev splits (what a choice between the variants rests on; the test columns above "
             "are not chosen on): translation retrieval of the kept checkpoint on the run's held-out pairs, and "
             f"Kardes STS dev en-X, monolingual ({', '.join(wacse_dev.DEV_STS_LANGUAGES)}) and English.", "",
-            "| model | dev retrieval | Kardes STS dev en-X | Kardes STS dev monolingual | Kardes STS dev English |",
-            "|---|---|---|---|---|", *rows]
+            DEV_HEADER, "|---|---|---|---|---|", *rows]
 
 
 def _cell(values: list[float]) -> str:

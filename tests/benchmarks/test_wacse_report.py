@@ -134,3 +134,45 @@ def test_a_row_keeps_its_scores_while_its_folder_trained_todays_options(tmp_path
     assert runs["tr+awp/seed-0"]["scores"] == {} and runs["tr/seed-0"]["dev_sts"] == {}  # dev STS added once
     assert evaluated == [str(tmp_path / "seed-0" / "tr" / "model"), awp_model, awp_model]
     assert (tmp_path / "seed-0").is_dir() and len(list((tmp_path / "seed-0").glob("tr+awp-*"))) == 1  # set aside
+
+
+def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """results/ is not in git: a run of some variants on another checkout adds its rows, and the rows (ablation
+    and dev) and the budget curve the docs show for variants not run there stay as they are, in their place."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    wacse = importlib.import_module("wacse")
+    wacse_dev = importlib.import_module("wacse_dev")
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n", encoding="utf-8")
+    for module in (wacse, wacse_dev):
+        monkeypatch.setattr(module, "OUT", tmp_path)
+        monkeypatch.setattr(module, "DOCS", docs)
+    monkeypatch.setattr(wacse, "FIGURES", tmp_path / "figures")
+
+    def run(name: str, low: float, steps: int = 300) -> dict:
+        return {"scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()} | {"sts17/cross-avg": 60.0},
+                "fingerprint": wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, 0)),
+                "best": {"eval_dev_mean_accuracy": low / 100},
+                "dev_sts": {"en": 80.0, "kk": 70.0, "uz": 60.0, "en-kk": 50.0, "en-uz": 40.0}}
+
+    before = {"steps": 300, "batch_size": 32,
+              "runs": {"tr/seed-0": run("tr", 80.0), "tr+wtr/seed-0": run("tr+wtr", 70.0)},
+              "budget": {"batch_size": 32, "runs": {"tr@100/seed-0": run("tr", 75.0, 100)}}}
+    (tmp_path / "ablation.json").write_text(json.dumps(before), encoding="utf-8")
+    wacse.render()
+    shown = docs.read_text(encoding="utf-8")
+    rows = [line for line in shown.splitlines() if line.startswith(("| tr |", "| tr+wtr |", "| 100 |"))]
+    assert len(rows) == 5  # tr and tr+wtr in the ablation and the dev table, one budget row
+    later = {"steps": 300, "batch_size": 32, "runs": {"tr-cls/seed-0": run("tr-cls", 60.0)}}
+    (tmp_path / "ablation.json").write_text(json.dumps(later), encoding="utf-8")
+    wacse.render()
+    text = docs.read_text(encoding="utf-8")
+    assert all(row in text.splitlines() for row in rows)
+    assert text.index("| tr+wtr | 70.0 |") < text.index("| tr-cls | 60.0 |")  # in the variants' order
+    assert text.count("| tr-cls |") == 2 and text.count("### Budget curve") == 1
+    later["runs"]["tr/seed-0"] = run("tr", 99.0)  # a variant run here replaces what the docs show
+    (tmp_path / "ablation.json").write_text(json.dumps(later), encoding="utf-8")
+    wacse.render()
+    text = docs.read_text(encoding="utf-8")
+    assert "| tr | 99.0 |" in text and "| tr | 80.0 |" not in text
