@@ -22,19 +22,19 @@ def missing_tables(docs: Path, start: str, end: str, commands: dict[str, str], p
 
 
 def shown_table(docs: Path, start: str, end: str, opening: str) -> list[str]:
-    """The docs' current text of one table of a section: the paragraph that starts with `opening`, the blank line
-    after it and the table's rows ([] when the docs do not show it). A renderer whose JSON lacks that table keeps
-    it this way, since results/ is not in git."""
+    """The docs' current text of one table of a section: the paragraph line that starts with `opening`, the blank
+    line after it and the table's rows ([] when the docs do not show it so). A renderer whose JSON lacks that table
+    keeps it this way, since results/ is not in git."""
     lines = shown_section(docs, start, end).split("\n")
     first = next((i for i, line in enumerate(lines) if line.startswith(opening)), None)
-    if first is None:
+    if first is None or first + 2 >= len(lines) or lines[first + 1] != "" or not lines[first + 2].startswith("|"):
         return []
     block = lines[first:first + 2]
     for line in lines[first + 2:]:
         if not line.startswith("|"):
             break
         block.append(line)
-    return [*block, ""] if len(block) > 2 else []
+    return block
 
 
 def shown_rows(docs: Path, start: str, end: str, header: str) -> dict[str, str]:

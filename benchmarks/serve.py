@@ -292,14 +292,14 @@ def queue_limits(models: list[str], backend: str, limits: list[float], repeats: 
 
 def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     """The table of `queue`: per run, the sustainable rate, the overload's statuses and p99, the recovery p99."""
-    lines = ["", "Queue limit (`python benchmarks/serve.py queue`, one sentence per request): each run finds its "
-             "sustainable rate, overloads at twice it for 10 s, then offers the sustainable rate for 20 s; "
+    lines = ["", f"{QUEUE_OPENING}, one sentence per request): each run finds its sustainable rate on the grid, "
+             "overloads at twice it for 10 s, then offers the sustainable rate for 20 s; statuses of both phases, "
              "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s (runs in the "
              "order made, alternating between limits):", "",
              "| model | backend | --max-queue-seconds | sustainable (req/s) | overload statuses | overload p99 ms | "
              "recovery p99 ms |", "|---|---|---|---|---|---|---|"]
     for key, by_limit in found.items():
-        model, backend = key.split("/", 1)
+        model, backend = key.rsplit("/", 1)
         for limit, runs in by_limit.items():
             for result in runs:
                 overload = result.get("overload") or []
@@ -315,6 +315,7 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
 
 
 CALLS_OPENING = "Batches cut by length (`python benchmarks/serve.py calls`"
+QUEUE_OPENING = "Queue limit (`python benchmarks/serve.py queue`"
 OVERHEADS = [0, 8, 16, 32, 64, 128, 256, 1_000_000]
 """`call_overhead_tokens` values `calls` tries; the last never cuts a batch (one padded call per batch)."""
 
@@ -404,9 +405,9 @@ def _cell(run: dict[str, Any] | None) -> str:
 def render() -> None:
     saved = _load()
     command = "python benchmarks/serve.py run"
-    if not saved or not saved.get("entries"):
+    if not saved or not saved.get("entries"):  # `queue` or `calls` alone: their tables wait for a `run`
         if missing_tables(DOCS, START, END, {"serving under load": command}, set()):
-            print("no saved results here: the docs section is left alone")
+            print("no `run` results here: the docs section is left alone until `serve.py run` has run")
         return
     lines = [START, "## Serving under load (issue 39)", "",
              f"`{command}` ({saved['machine']}): each server pinned to one core with one thread, the open-loop "
@@ -463,7 +464,7 @@ def render() -> None:
     kept = [] if costs else shown_table(DOCS, START, END, CALLS_OPENING)
     if kept:
         print("no call costs in serve.json here: the docs keep the table they show")
-        lines += ["", *kept[:-1]]
+        lines += ["", *kept]
     if costs:
         shown = [value for value in map(str, OVERHEADS) if all(value in cost[size] for cost in costs.values()
                                                                 for size in cost)]
@@ -475,12 +476,15 @@ def render() -> None:
                   "| model | backend | sentences / batch | " + " | ".join(label.get(v, v) for v in shown) + " |",
                   "|---|---|---|" + "---|" * len(shown)]
         for key, cost in costs.items():
-            model, backend = key.split("/", 1)
+            model, backend = key.rsplit("/", 1)
             for size, by_overhead in cost.items():
                 lines.append(f"| {model} | {backend} | {size} | " + " | ".join(
                     f"{by_overhead[v]['sentences_per_s']} ({by_overhead[v]['calls_per_batch']})" for v in shown) + " |")
     if saved.get("queue_limits"):
         lines += _queue_rows(saved["queue_limits"])
+    elif queue_kept := shown_table(DOCS, START, END, QUEUE_OPENING):
+        print("no queue-limit runs in serve.json here: the docs keep the table they show")
+        lines += ["", *queue_kept]
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)

@@ -270,7 +270,7 @@ def render() -> None:
              "memory (resident set) per run, alone on the machine; a run resumed from a checkpoint "
              "leaves the time column (its clock counts only the steps after resuming).", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    shown = shown_rows(DOCS, START, END, lines[-2])
+    shown, kept_rows = shown_rows(DOCS, START, END, lines[-2]), []
     for name in names:
         keys = ["me5-small"] if name == "me5-small" else _todays_keys(payload, name)  # today's options only
         rows = [runs[k] for k in keys if "scores" in runs.get(k, {})]
@@ -278,6 +278,7 @@ def render() -> None:
             if name in shown and not _ran_here(payload, name):
                 print(f"{name}: no run of it in {OUT}; its row keeps the text the docs show")
                 lines.append(shown[name])
+                kept_rows.append(name)
             continue
         cell = _cell
         cells = [cell([r["scores"].get(c, float("nan")) for r in rows]) for c in columns]
@@ -296,6 +297,9 @@ def render() -> None:
         memory = cell([r["peak_memory_mb"] / 1024 for r in rows]) if all("peak_memory_mb" in r for r in rows) else "-"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cell(low)} | {cell(high)} | {cell(sts)} | "
                      f"{cosine} | {word_retrieval} | {walls} | {memory} |")
+    if kept_rows:  # their steps, machine and options are those of the run that made them
+        lines += ["", "Rows kept from an earlier rendering (their runs are not in this checkout's results, so their "
+                  "settings and machine may differ from the line above): " + ", ".join(kept_rows) + "."]
     drawn = [name for name in names if (FIGURES / f"wacse-words-{name}.png").is_file()]
     if drawn:
         lines += ["", "Word pairs the aligner links in held-out pairs (English and its low-resource translation), "
@@ -306,7 +310,7 @@ def render() -> None:
     kept = [] if budget or payload.get("budget") else shown_table(DOCS, START, END, BUDGET_OPENING)
     if kept:
         print(f"no budget curve in {OUT}; the docs keep the table they show")
-    lines += budget or (["", "### Budget curve", "", *kept[:-1]] if kept else [])
+    lines += budget or (["", "### Budget curve", "", *kept] if kept else [])
     lines += ["", END]
     publish(DOCS, START, END, lines)
 

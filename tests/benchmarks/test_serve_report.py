@@ -63,13 +63,24 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
-    measured = next(e for e in stored["entries"] if e["server"] == "polyembed" and e["backend"] == "onnx-int8")
-    one = {**measured["sizes"]["1"], "closed_loop": None}
-    stored["queue_limits"] = {"minilm-en/onnx-int8": {"0.5": [one], "1.0": [one, one]}}
+
+    def result(sustainable: float | None, recovery: float) -> dict:
+        overload = None if sustainable is None else [
+            {"offered_per_s": 2 * sustainable, "statuses": {"200": 90, "429": 10}, "p99_ms": 900.0 + recovery},
+            {"offered_per_s": sustainable, "statuses": {"200": 300}, "p99_ms": 200.0, "p99_last_half_ms": recovery}]
+        return {"open_loop": [], "sustainable_per_s": sustainable, "overload": overload, "closed_loop": None}
+
+    stored["queue_limits"] = {"org/model/onnx-int8": {"0.5": [result(140.0, 300.0), result(None, 0.0)],
+                                                      "1.0": [result(200.0, 450.0)]}}
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
-    queue = text[text.index("Queue limit (`python benchmarks/serve.py queue`"):]
-    rows = [line for line in queue.splitlines() if line.startswith("| minilm-en | onnx-int8 | ")]
-    assert [row.split(" | ")[2] for row in rows] == ["0.5", "1.0", "1.0"]
-    overload = one["overload"]
-    assert rows[0].endswith(f"| {overload[0]['p99_ms']} | {overload[-1]['p99_last_half_ms']} |")
+    queue = text[text.index(module.QUEUE_OPENING):]
+    assert [line for line in queue.splitlines() if line.startswith("| org/model |")] == [
+        "| org/model | onnx-int8 | 0.5 | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 |",
+        "| org/model | onnx-int8 | 0.5 | - | - | - | - |",  # never sustainable: no overload phase
+        "| org/model | onnx-int8 | 1.0 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 |"]
+    del stored["queue_limits"]  # a later `run` on a checkout without them keeps the table the docs show
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    module.render()
+    assert queue.split("\n\n", 2)[:2] == docs.read_text(encoding="utf-8")[text.index(module.QUEUE_OPENING):].split(
+        "\n\n", 2)[:2]

@@ -171,6 +171,8 @@ def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path:
     assert all(row in text.splitlines() for row in rows)
     assert text.index("| tr+wtr | 70.0 |") < text.index("| tr-cls | 60.0 |")  # in the variants' order
     assert text.count("| tr-cls |") == 2 and text.count("### Budget curve") == 1
+    assert "this checkout's results, so their settings and machine may differ from the line above): tr, tr+wtr." \
+        in text
     later["runs"]["tr/seed-0"] = run("tr", 99.0)  # a variant run here replaces what the docs show
     (tmp_path / "ablation.json").write_text(json.dumps(later), encoding="utf-8")
     wacse.render()

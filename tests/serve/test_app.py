@@ -296,6 +296,7 @@ def test_malformed_requests_among_concurrent_good_ones_fail_alone_and_change_not
            (b'{"input": ["fine", "x \\udbff\\udbff y"]}', 400),
            (('{"input": "' + "long " * 1000 + '"}').encode(), 413),
            (('{"input": "' + "many words here " * 15 + '"}').encode(), 413)]
+    assert len(encoder.model.tokenizer("many words here " * 15)["input_ids"]) > 60  # over the cap by tokens alone
     jobs = [("good", payload) for payload in good]
     for index, case in enumerate(bad):  # spread among the good ones
         jobs.insert(2 + 3 * index, ("bad", case))
