@@ -112,7 +112,7 @@ def serve_command(
     ] = 256,
     max_queue_seconds: Annotated[float, typer.Option(
         help="Longest estimated wait behind queued work (queued tokens / recent tokens per second) at which a request "
-        "is still accepted (more: 429 with Retry-After).", min=0.01, max=3600)] = 0.5,
+        "is still accepted (more: 429 with Retry-After).", min=0.01, max=3600)] = 1.0,
     backend: Annotated[str, typer.Option(
         help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (a "
         "torch model is exported once into the cache); auto (an ONNX export runs its own graph, anything else "

@@ -71,7 +71,7 @@ class ServerLimits(Options):
         256, "Requests accepted at once (waiting or encoding); more get a 429 with Retry-After, so a client can tell "
         "overload from a hang.", minimum=1)
     max_queue_seconds: float = option(
-        0.5, "Longest estimated wait behind the queued work (queued tokens / the tokens per second the model has "
+        1.0, "Longest estimated wait behind the queued work (queued tokens / the tokens per second the model has "
         "been encoding) at which a request is still accepted; beyond it a 429 with Retry-After. It bounds the "
         "latency of accepted requests under overload, whatever their size.", minimum=0.01, maximum=3600)
 
