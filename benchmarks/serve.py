@@ -3,6 +3,7 @@
   python benchmarks/serve.py selftest                      # the load generator's own ceiling (stub server)
   python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
       [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
+  python benchmarks/serve.py queue [--models minilm-en] [--limits 0.5 1.0] [--repeats 2]   # overload per queue limit
   python benchmarks/serve.py render
 
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
