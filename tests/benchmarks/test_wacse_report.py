@@ -6,23 +6,32 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
 
 from tests.benchmarks.helpers import BENCHMARKS
 
+SECTION = "# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n"
 
-def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def _renderers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[ModuleType, ModuleType, Path]:
+    """wacse and wacse_dev with their results, docs (holding `text`) and figures pointed into tmp_path."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     wacse = importlib.import_module("wacse")
     wacse_dev = importlib.import_module("wacse_dev")
     docs = tmp_path / "benchmarks.md"
-    docs.write_text("# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n\nNotes\n", encoding="utf-8")
+    docs.write_text(text, encoding="utf-8")
     for module in (wacse, wacse_dev):
         monkeypatch.setattr(module, "OUT", tmp_path)
         monkeypatch.setattr(module, "DOCS", docs)
     monkeypatch.setattr(wacse, "FIGURES", tmp_path / "figures")
+    return wacse, wacse_dev, docs
+
+
+def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION + "\nNotes\n")
 
     def scores(low: float, high: float) -> dict[str, float]:
         return ({f"tatoeba/{code}": low for code in wacse.LOW.values()}
@@ -140,15 +149,7 @@ def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path:
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """results/ is not in git: a run of some variants on another checkout adds its rows, and the rows (ablation
     and dev) and the budget curve the docs show for variants not run there stay as they are, in their place."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
-    wacse_dev = importlib.import_module("wacse_dev")
-    docs = tmp_path / "benchmarks.md"
-    docs.write_text("# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n", encoding="utf-8")
-    for module in (wacse, wacse_dev):
-        monkeypatch.setattr(module, "OUT", tmp_path)
-        monkeypatch.setattr(module, "DOCS", docs)
-    monkeypatch.setattr(wacse, "FIGURES", tmp_path / "figures")
+    wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION)
 
     def run(name: str, low: float, steps: int = 300) -> dict:
         return {"scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()} | {"sts17/cross-avg": 60.0},
