@@ -25,6 +25,27 @@ TRAINING_TEXTS = [
     "Children play football in the park after school.",
 ]
 
+def _wordpiece_vocabulary(size: int) -> dict[str, int]:
+    """The same WordPiece vocabulary in every process (tests' numbers must not depend on the build): the special
+    tokens, every character alone and as a continuation, then the words of TRAINING_TEXTS and PAIRS and the
+    continuation bigrams, most frequent first, ties in alphabetical order."""
+    from collections import Counter
+
+    from tokenizers import normalizers, pre_tokenizers
+
+    normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    texts = TRAINING_TEXTS + [sentence for pair in PAIRS for sentence in pair]
+    words = Counter(word for text in texts
+                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    characters = sorted({character for word in words for character in word})
+    bigrams = Counter(f"##{word[i:i + 2]}" for word in words for i in range(1, len(word) - 1))
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", *characters, *(f"##{c}" for c in characters)]
+    for counts in (words, bigrams):
+        tokens += [token for token, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                   if token not in tokens]
+    return {token: index for index, token in enumerate(tokens[:size])}
+
+
 def make_tiny_hf_encoder(folder: Path, tokenizer_kind: str = "wordpiece", seed: int = 0) -> Path:
     """A plain Hugging Face encoder folder: 2-layer random BERT + a tokenizer trained on TRAINING_TEXTS."""
     import torch
@@ -33,13 +54,11 @@ def make_tiny_hf_encoder(folder: Path, tokenizer_kind: str = "wordpiece", seed: 
 
     if tokenizer_kind == "wordpiece":
         specials = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
-        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok = Tokenizer(models.WordPiece(_wordpiece_vocabulary(250), unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=250, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-        )
+        trainer = None  # a fixed vocabulary: the WordPiece trainer breaks ties differently in every process
         first, last = "[CLS]", "[SEP]"
     elif tokenizer_kind == "unigram":
         specials = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
@@ -59,7 +78,8 @@ def make_tiny_hf_encoder(folder: Path, tokenizer_kind: str = "wordpiece", seed: 
         first = last = None
     else:  # pragma: no cover
         raise ValueError(tokenizer_kind)
-    tok.train_from_iterator(TRAINING_TEXTS * 3, trainer=trainer)
+    if trainer is not None:
+        tok.train_from_iterator(TRAINING_TEXTS * 3, trainer=trainer)
     if first is not None:
         tok.post_processor = processors.TemplateProcessing(
             single=f"{first} $A {last}",
