@@ -3,7 +3,7 @@
   python benchmarks/serve.py selftest                      # the load generator's own ceiling (stub server)
   python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
       [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
-  python benchmarks/serve.py queue [--models minilm-en] [--limits 0.5 1.0] [--repeats 2]   # overload per queue limit
+  python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--repeats 2]
   python benchmarks/serve.py render
 
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
@@ -203,7 +203,7 @@ def _classic_module_files(path: Path) -> dict[str, str]:
 
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
              texts: list[str], sizes: tuple[int, ...] = (1, 16), options: tuple[str, ...] = (),
-             closed_loop: bool = True) -> dict[str, Any]:
+             closed_loop: bool = True, control: bool = False) -> dict[str, Any]:
     command, url, ready, folder = _server_command(kind, model, setting, infinity, options)
     print(f"{kind} {model} {setting}: starting", flush=True)
     server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL, cwd=folder,
@@ -226,8 +226,12 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                 sustainable = max((r["offered_per_s"] for r in fine), default=None)
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
                             if sustainable else None)
+                again = None
+                if control and sustainable:  # the recovery's rate again with no overload before it
+                    time.sleep(3.0)
+                    again = _open_loop(url, body, [(sustainable, 20.0)])
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
-                                             "overload": overload,
+                                             "overload": overload, "control": again,
                                              "closed_loop": _wrk(url, body) if closed_loop else None}
                 print(f"  {size} sentence(s)/request: sustainable {sustainable}/s", flush=True)
         if kind == "polyembed":
@@ -272,21 +276,27 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
     render()
 
 
-def queue_limits(models: list[str], backend: str, limits: list[float], repeats: int, rates: list[float]) -> None:
-    """Overload and recovery at each `--max-queue-seconds` (one sentence per request): a lower limit refuses more
-    of an overload and leaves less queued work to drain once it stops. Each run finds its own sustainable rate on
-    the grid and overloads at twice it, as `run` does; the runs alternate between limits."""
+def queue_limits(models: list[str], backend: str, limits: list[float], targets: list[float], repeats: int,
+                 rates: list[float]) -> None:
+    """Overload and recovery at each `--max-queue-seconds` and `--queue-target-seconds` (one sentence per
+    request): a lower limit or target leaves less queued work to drain once an overload stops. Each run finds its
+    own sustainable rate on the grid and overloads at twice it, as `run` does, then offers that rate once more
+    with no overload before it (the control: what the recovery's p99 is compared with); the runs alternate
+    between settings."""
     texts = _sentences(512)
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:
-        by_limit: dict[str, list[dict[str, Any]]] = {str(limit): [] for limit in limits}
-        saved.setdefault("queue_limits", {})[f"{model}/{backend}"] = by_limit
+        settings = [(limit, target) for limit in limits for target in targets]
+        by_setting: dict[str, list[dict[str, Any]]] = {f"{limit:g} / {target:g}": [] for limit, target in settings}
+        saved.setdefault("queue_limits", {})[f"{model}/{backend}"] = by_setting
         for repeat in range(repeats):
-            for limit in limits:
-                print(f"{model} {backend}: --max-queue-seconds {limit}, repeat {repeat + 1} of {repeats}", flush=True)
+            for limit, target in settings:
+                print(f"{model} {backend}: --max-queue-seconds {limit} --queue-target-seconds {target}, "
+                      f"repeat {repeat + 1} of {repeats}", flush=True)
                 entry = _measure("polyembed", model, backend, None, rates, texts, sizes=(1,),
-                                 options=("--max-queue-seconds", str(limit)), closed_loop=False)
-                by_limit[str(limit)].append(entry["sizes"]["1"])
+                                 options=("--max-queue-seconds", str(limit), "--queue-target-seconds", str(target)),
+                                 closed_loop=False, control=True)
+                by_setting[f"{limit:g} / {target:g}"].append(entry["sizes"]["1"])
                 _save(saved)
     render()
 
@@ -295,23 +305,29 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     """The table of `queue`: per run, the sustainable rate, the overload's statuses and p99, the recovery p99."""
     lines = ["", f"{QUEUE_OPENING}, one sentence per request): each run finds its sustainable rate on the grid, "
              "overloads at twice it for 10 s, then offers the sustainable rate for 20 s; statuses of both phases, "
-             "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s (runs in the "
-             "order made, alternating between limits):", "",
-             "| model | backend | --max-queue-seconds | sustainable (req/s) | overload statuses | overload p99 ms | "
-             "recovery p99 ms |", "|---|---|---|---|---|---|---|"]
-    for key, by_limit in found.items():
+             "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s; control: the "
+             "sustainable rate for 20 s once more with no overload before it, p99 of the last 10 s (runs in the "
+             "order made, alternating between settings; runs without a target predate the option, which then did "
+             "not exist):", "",
+             "| model | backend | --max-queue-seconds / --queue-target-seconds | sustainable (req/s) | "
+             "overload statuses | overload p99 ms | recovery p99 ms | control p99 ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for key, by_setting in found.items():
         model, backend = key.rsplit("/", 1)
-        for limit, runs in by_limit.items():
+        for setting, runs in by_setting.items():
+            label = setting if "/" in setting else f"{float(setting):g} / 0"  # runs from before the target
             for result in runs:
+                control = result.get("control")
                 overload = result.get("overload") or []
                 statuses: dict[str, int] = {}
                 for phase in overload:
                     for code, count in phase["statuses"].items():
                         statuses[code] = statuses.get(code, 0) + count
-                lines.append(f"| {model} | {backend} | {limit} | {result['sustainable_per_s'] or '-'} | "
+                lines.append(f"| {model} | {backend} | {label} | {result['sustainable_per_s'] or '-'} | "
                              + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
-                             f"{overload[-1]['p99_last_half_ms'] if overload else '-'} |")
+                             f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
+                             f"{control[0]['p99_last_half_ms'] if control else '-'} |")
     return lines
 
 
@@ -510,10 +526,11 @@ def main() -> None:
     inner = sub.add_parser("calls-inner", help=argparse.SUPPRESS)
     inner.add_argument("model")
     inner.add_argument("backend")
-    queue = sub.add_parser("queue", help="overload and recovery at each --max-queue-seconds")
+    queue = sub.add_parser("queue", help="overload and recovery per --max-queue-seconds and --queue-target-seconds")
     queue.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
     queue.add_argument("--backend", default="onnx-int8")
-    queue.add_argument("--limits", nargs="+", type=float, default=[0.5, 1.0])
+    queue.add_argument("--limits", nargs="+", type=float, default=[1.0])
+    queue.add_argument("--targets", nargs="+", type=float, default=[0.0, 0.25])
     queue.add_argument("--repeats", type=int, default=2)
     queue.add_argument("--rates", nargs="+", type=float, default=[100, 140, 200, 280, 400])
     sub.add_parser("selftest")
@@ -522,7 +539,7 @@ def main() -> None:
     if args.command == "run":
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
     elif args.command == "queue":
-        queue_limits(args.models, args.backend, args.limits, args.repeats, args.rates)
+        queue_limits(args.models, args.backend, args.limits, args.targets, args.repeats, args.rates)
     elif args.command == "calls":
         call_costs(args.models, args.backends)
     elif args.command == "calls-inner":

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 import polyembed
 from polyembed.serve import ServerLimits, create_app
-from polyembed.serve.admission import WorkQueue
+from polyembed.serve.admission import STANDING_INTERVAL_S, WorkQueue
 from tests.helpers import tiny_sentence_transformer
 from tests.serve.test_app import SlowEncoder
 
@@ -77,3 +77,58 @@ def test_a_request_behind_too_much_queued_work_is_429_and_the_queue_empties(tmp_
     assert after.status_code == 200 and app.state.batcher.work.pending_tokens == 0
     assert app.state.in_flight == 0
     assert "polyembed_queue_wait_seconds" in metrics and 'polyembed_requests_total{status="429"}' in metrics
+
+
+@pytest.mark.parametrize("target", [0.25, 0.0])
+def test_a_burst_passes_and_a_standing_queue_is_shed_until_it_has_stayed_short(target: float) -> None:
+    now = [0.0]
+    work = WorkQueue(target_seconds=target, clock=lambda: now[0])
+    work.measured(1000, 1.0)  # 1,000 tokens/s: the target is 250 queued tokens
+    for _ in range(8):  # a burst of 0.8 s of work, under the 1 s limit: all accepted
+        assert work.refused(1.0, 100) is None
+        work.add(100)
+    now[0] = 0.5
+    work.done(400)
+    now[0] = 0.9
+    work.done(400)  # drained within the interval: a burst, not an overload
+    assert not work.shedding and work.pending_tokens == 0
+    now[0] = 1.0
+    work.add(600)
+    now[0] = 1.5
+    work.done(200)
+    work.add(200)  # the batches keep it at 0.6 s: a standing queue
+    now[0] = 2.1
+    refused = work.refused(1.0, 10)  # over the target for more than STANDING_INTERVAL_S, under the limit
+    if not target:  # no target: only the limit refuses
+        assert refused is None and not work.shedding
+        return
+    assert work.shedding and refused == pytest.approx(0.61)
+    assert work.refused(1.0, 10) == pytest.approx(0.61)  # still standing
+    now[0] = 2.3
+    work.done(500)  # 0.1 s left: below the target, requests pass again up to it
+    assert work.shedding and work.refused(1.0, 100) is None
+    work.add(100)
+    now[0] = 3.2  # below the target for a whole interval: shedding stops
+    assert work.refused(1.0, 10) is None and not work.shedding
+    assert STANDING_INTERVAL_S == 1.0
+
+
+def test_a_shedding_server_refuses_with_its_own_message_and_shows_it_in_metrics(tmp_path) -> None:
+    encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
+    app = create_app(encoder, ServerLimits(queue_target_seconds=0.1, max_queue_seconds=5.0))
+    with TestClient(app) as client:
+        work = app.state.batcher.work
+        clock = [100.0]
+        work._clock = lambda: clock[0]  # the queue's clock, so that the test need not wait
+        work.tokens_per_second = 1000.0
+        work.add(500)  # 0.5 s queued: under the limit, over the target ...
+        clock[0] = 101.5  # ... for 1.5 s
+        refused = client.post("/v1/embeddings", json={"input": "one"})
+        metrics = client.get("/metrics").text
+        work.pending_tokens = 0
+        clock[0] = 103.0
+        after = client.post("/v1/embeddings", json={"input": "one"})
+    assert refused.status_code == 429 and "overloaded" in refused.json()["error"]["message"]
+    assert int(refused.headers["retry-after"]) >= 1
+    assert "polyembed_queue_shedding 1.0" in metrics
+    assert after.status_code == 200 and not work.shedding

@@ -6,10 +6,16 @@ request served, on the same core the model needs: the server then answers fewer 
 offered. Here a refusal is decided from the headers and the batcher's state alone and written as a prepared
 response, before the body is read.
 
-Two limits: `max_concurrent_requests` (requests accepted at once) and `max_queue_seconds`, the wait a new
+Three limits: `max_concurrent_requests` (requests accepted at once); `max_queue_seconds`, the wait a new
 request would have behind the work already queued (queued tokens / the tokens per second the model has been
-encoding). The second bounds the latency of what is accepted whatever the request sizes, so a server recovers
-from overload within about that time.
+encoding), which bounds the latency of what is accepted whatever the request sizes; and `queue_target_seconds`,
+the wait a queue may keep for longer than STANDING_INTERVAL_S. The last tells a burst from an overload, as CoDel
+does for packet queues: a burst fills the queue and drains, an overload keeps it full. Bursts up to
+`max_queue_seconds` pass; once the wait has stayed above the target for a whole interval the server sheds
+everything above the target until the wait has stayed below it for an interval. So an overload leaves about
+the target's worth of work behind instead of the limit's: near capacity, where the surplus that drains a queue
+is small, that is the difference between a p99 back to normal in a second and one still raised ten seconds
+after the overload stopped.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ REFUSAL_PAUSE_S = 0.5
 once without backoff (wrk, a naive retry loop) made refusals most of the server's work, and it answered fewer
 requests than with no limit at all. Holding each refusal costs a timer, and caps such a client's retries."""
 
+STANDING_INTERVAL_S = 1.0
+"""How long the wait must stay above `queue_target_seconds` before the queue counts as standing (and below it
+before shedding stops). Longer than a batch (the wait falls at the end of each), short beside an overload."""
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -41,17 +51,25 @@ def error_body(message: str, param: str | None = None, kind: str = "invalid_requ
 
 
 class WorkQueue:
-    """The batcher's queued work in tokens, and the model's measured speed: the wait a new request would have."""
+    """The batcher's queued work in tokens, and the model's measured speed: the wait a new request would have;
+    and whether that wait has stood above `target_seconds` (0: no target) long enough to shed load."""
 
-    def __init__(self) -> None:
+    def __init__(self, target_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.pending_tokens = 0
         self.tokens_per_second: float | None = None
+        self.target_seconds = target_seconds
+        self.shedding = False
+        self._clock = clock
+        self._short_at = self._long_at = clock()  # the last time the wait was at or below the target / above it
 
     def add(self, tokens: int) -> None:
+        self._note()  # the wait just before a request joins: what a burst's arrivals are measured from
         self.pending_tokens += tokens
+        self._note()
 
     def done(self, tokens: int) -> None:
         self.pending_tokens = max(0, self.pending_tokens - tokens)
+        self._note()  # the wait just after a batch: the lowest point, which a standing queue keeps above target
 
     def measured(self, tokens: int, seconds: float) -> None:
         """One model call's tokens and time: a moving average, so a changed load shows within a few batches."""
@@ -59,6 +77,31 @@ class WorkQueue:
             return
         rate = tokens / seconds
         self.tokens_per_second = rate if self.tokens_per_second is None else 0.8 * self.tokens_per_second + 0.2 * rate
+
+    def refused(self, limit: float, extra_tokens: int = 0) -> float | None:
+        """The wait that refuses a request of `extra_tokens` (None: accept it): over `limit`, or over the target
+        while shedding. An idle server takes any size."""
+        if not self.pending_tokens:
+            return None
+        self._note()
+        wait = self.wait_seconds(extra_tokens)
+        if wait > limit or (self.shedding and self.wait_seconds() > self.target_seconds):
+            return wait
+        return None
+
+    def _note(self) -> None:
+        """Track how long the wait has been above or below the target, and start or stop shedding."""
+        if self.target_seconds <= 0:
+            return
+        now = self._clock()
+        if self.wait_seconds() > self.target_seconds:
+            self._long_at = now
+            if now - self._short_at > STANDING_INTERVAL_S:
+                self.shedding = True
+        else:
+            self._short_at = now
+            if now - self._long_at > STANDING_INTERVAL_S:
+                self.shedding = False
 
     def wait_seconds(self, extra_tokens: int = 0) -> float:
         """Estimated seconds until `extra_tokens` more would be encoded; 0 before any measurement."""
@@ -114,9 +157,9 @@ class AdmissionMiddleware:
         if self.state.in_flight >= limits.max_concurrent_requests:
             return 429, error_body(f"the server is at its limit of {limits.max_concurrent_requests} concurrent "
                                    "requests; retry shortly"), {"retry-after": "1"}
-        wait = self.work.wait_seconds()
-        if self.work.pending_tokens and wait > limits.max_queue_seconds:
-            message, headers = queue_refusal(wait, limits.max_queue_seconds)
+        wait = self.work.refused(limits.max_queue_seconds)
+        if wait is not None:
+            message, headers = queue_refusal(wait, limits.max_queue_seconds, self.work)
             return 429, error_body(message), headers
         return None
 
@@ -125,8 +168,12 @@ class AdmissionMiddleware:
         self.metrics.request_seconds.observe(time.perf_counter() - started)
 
 
-def queue_refusal(wait: float, limit: float) -> tuple[str, dict[str, str]]:
+def queue_refusal(wait: float, limit: float, work: WorkQueue) -> tuple[str, dict[str, str]]:
     """The message and Retry-After header of a refusal for queued work: retry once the excess has drained."""
+    if wait <= limit:  # shedding: the queue has stood above the target
+        return (f"the server is overloaded: its queue has held more than {work.target_seconds:g} s of work for "
+                f"over {STANDING_INTERVAL_S:g} s; retry shortly",
+                {"retry-after": str(max(1, math.ceil(wait - work.target_seconds)))})
     return (f"the server's queue holds about {wait:.1f} s of work, over its limit of {limit:g} s; retry shortly",
             {"retry-after": str(max(1, math.ceil(wait - limit)))})
 

@@ -33,6 +33,9 @@ class ServerMetrics:
         self.queue_wait = Gauge("polyembed_queue_wait_seconds",
                                 "Estimated wait behind the queued work: queued tokens / recent tokens per second.",
                                 registry=registry)
+        self.shedding = Gauge("polyembed_queue_shedding",
+                              "1 while the queue has stood above its target and requests above it get a 429.",
+                              registry=registry)
         self.queue_depth = Gauge("polyembed_queue_depth", "Requests waiting for a batch (not yet encoding).",
                                  registry=registry)
         self.batch_sentences = Histogram("polyembed_batch_size_sentences",
