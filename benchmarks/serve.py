@@ -327,8 +327,16 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
                              f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
-                             f"{control[0]['p99_last_half_ms'] if control else '-'} |")
+                             f"{_control_cell(control)} |")
     return lines
+
+
+def _control_cell(control: list[dict[str, Any]] | None) -> str:
+    """The control's p99 of its last 10 s, with any status but 200 beside it (a rate refused without overload)."""
+    if not control:
+        return "-"
+    other = {code: count for code, count in control[0]["statuses"].items() if code != "200"}
+    return f"{control[0]['p99_last_half_ms']}" + "".join(f" ({code}: {count})" for code, count in sorted(other.items()))
 
 
 CALLS_OPENING = "Batches cut by length (`python benchmarks/serve.py calls`"

@@ -68,7 +68,7 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
         overload = None if sustainable is None else [
             {"offered_per_s": 2 * sustainable, "statuses": {"200": 90, "429": 10}, "p99_ms": 900.0 + recovery},
             {"offered_per_s": sustainable, "statuses": {"200": 300}, "p99_ms": 200.0, "p99_last_half_ms": recovery}]
-        again = None if control is None else [{"offered_per_s": sustainable, "statuses": {"200": 400},
+        again = None if control is None else [{"offered_per_s": sustainable, "statuses": {"200": 390, "429": 10},
                                                "p99_ms": 180.0, "p99_last_half_ms": control}]
         return {"open_loop": [], "sustainable_per_s": sustainable, "overload": overload, "control": again,
                 "closed_loop": None}
@@ -81,7 +81,7 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
     assert [line for line in queue.splitlines() if line.startswith("| org/model |")] == [
         "| org/model | onnx-int8 | 0.5 / 0 | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 | - |",  # before targets
         "| org/model | onnx-int8 | 0.5 / 0 | - | - | - | - | - |",  # never sustainable: no overload phase
-        "| org/model | onnx-int8 | 1 / 0.25 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 |"]
+        "| org/model | onnx-int8 | 1 / 0.25 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 (429: 10) |"]
     del stored["queue_limits"]  # a later `run` on a checkout without them keeps the table the docs show
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     module.render()
