@@ -13,9 +13,9 @@ the wait a queue may keep for longer than STANDING_INTERVAL_S. The last tells a 
 does for packet queues: a burst fills the queue and drains, an overload keeps it full. Bursts up to
 `max_queue_seconds` pass; once the wait has stayed above the target for a whole interval the server sheds
 everything above the target until the wait has stayed below it for an interval. So an overload leaves about
-the target's worth of work behind instead of the limit's: near capacity, where the surplus that drains a queue
-is small, that is the difference between a p99 back to normal in a second and one still raised ten seconds
-after the overload stopped.
+the target's worth of work behind instead of the limit's, and the requests it accepts wait about the target.
+Near capacity the queue of ordinary load can stand above a small target too, so the target is off by default
+(docs/benchmarks.md, "Queue limit").
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ class ServerLimits(Options):
         0.0, "Wait the queue may keep for longer than a second (0: no target). A burst up to "
         "`max_queue_seconds` passes; a queue that stays above the target for a second is an overload, and requests "
         "get a 429 while the wait is above the target, until it has stayed below for a second: an overload leaves "
-        "this much work behind, not `max_queue_seconds`, so latency recovers soon after it.", minimum=0,
+        "about this much work behind, not `max_queue_seconds`.", minimum=0,
         maximum=3600)
 
 
