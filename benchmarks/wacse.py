@@ -306,11 +306,7 @@ def render() -> None:
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
     lines += dev_columns(payload, names)
-    budget = budget_table(payload)
-    kept = [] if budget or payload.get("budget") else shown_table(DOCS, START, END, BUDGET_OPENING)
-    if kept:
-        print(f"no budget curve in {OUT}; the docs keep the table they show")
-    lines += budget or (["", "### Budget curve", "", *kept] if kept else [])
+    lines += budget_table(payload, shown_table(DOCS, START, END, BUDGET_OPENING))
     lines += ["", END]
     publish(DOCS, START, END, lines)
 
@@ -367,10 +363,12 @@ def _cell(values: list[float]) -> str:
     return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ({' / '.join(f'{v:.1f}' for v in values)})"
 
 
-def budget_table(payload: dict[str, Any]) -> list[str]:
-    """The budget curve's table (empty without one): per number of steps and variant, the low-resource Tatoeba
-    mean and STS17 cross over seeds; the word objectives' change against TR alone per seed. Only runs trained with
-    today's options count."""
+def budget_table(payload: dict[str, Any], shown: list[str] | None = None) -> list[str]:
+    """The budget curve's table (empty without one): one row per number of steps and seed (the low-resource
+    Tatoeba mean and STS17 cross of each variant, and each word-objective variant minus TR alone), then a mean row
+    per number of steps over its seeds. Only runs trained with today's options count. `shown` is the table the
+    docs show: its rows for a steps and seed not run here stay (results/ is not in git, and a curve grows a seed
+    or a budget at a time), and the means use their one-decimal values."""
     curve = payload.get("budget", {})
     found: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
     for key, entry in curve.get("runs", {}).items():
@@ -381,39 +379,72 @@ def budget_table(payload: dict[str, Any]) -> list[str]:
                   else OUT / "budget" / f"seed-{seed}" / f"{name}-{steps}")
         if "scores" in entry and _trained_fingerprint(entry, folder) == wacse_dev.run_fingerprint(options):
             found.setdefault((steps, name), {})[seed] = entry["scores"]
-    if not found:
+    kept = _shown_budget(shown or [])
+    names = [name for name in VARIANTS if any(n == name for _, n in found)
+             or any(column.startswith(f"{name}: ") for row in kept.values() for column in row)]
+    if not names:
         return []
-    names = [name for name in VARIANTS if any(n == name for _, n in found)]
-    columns = LOW.values()
+    words = [name for name in names if name != "tr"]
+    columns = [f"{n}: {score}" for n in names for score in ("low mean", "STS17 cross")]
+    columns += [f"{n} change: {score}" for n in words for score in ("low mean", "STS17 cross")]
 
     def low(scores: dict[str, float]) -> float:
-        return sum(scores.get(f"tatoeba/{c}", 0.0) for c in columns) / len(columns)
+        return sum(scores.get(f"tatoeba/{c}", 0.0) for c in LOW.values()) / len(LOW)
 
-    lines = ["", "### Budget curve", "", f"`python benchmarks/wacse.py budget` (batch {curve['batch_size']}): each "
-             "variant trained for each number of steps (the learning-rate schedule scaled to it); low-resource "
-             "Tatoeba mean and STS17 cross, mean over seeds (each seed); 'change': each word-objective variant "
-             "minus TR alone, seed by seed.", "",
-             "| steps | " + " | ".join(f"{n}: low mean | {n}: STS17 cross" for n in names)
-             + "".join(f" | {n} change: low mean | {n} change: STS17 cross" for n in names if n != "tr") + " |",
-             "|---|" + "---|---|" * len(names) + "---|---|" * len([n for n in names if n != "tr"])]
-    for steps in sorted({s for s, _ in found}):
-        cells = []
-        for name in names:
-            seeds = found.get((steps, name), {})
-            cells += [_cell([low(v) for v in seeds.values()]) if seeds else "-",
-                      _cell([v.get("sts17/cross-avg", float("nan")) for v in seeds.values()]) if seeds else "-"]
-        base = found.get((steps, "tr"), {})
-        for name in names:
-            if name == "tr":
-                continue
-            paired = [seed for seed in found.get((steps, name), {}) if seed in base]
-            runs = found.get((steps, name), {})
-            cells += [_cell([low(runs[s]) - low(base[s]) for s in paired]) if paired else "-",
-                      _cell([runs[s].get("sts17/cross-avg", float("nan")) - base[s].get("sts17/cross-avg",
-                                                                                         float("nan"))
-                             for s in paired]) if paired else "-"]
-        lines.append(f"| {steps} | " + " | ".join(cells) + " |")
+    def sts(scores: dict[str, float]) -> float:
+        return scores.get("sts17/cross-avg", float("nan"))
+
+    rows: dict[tuple[int, int], dict[str, float]] = {}
+    for (steps, name), seeds in found.items():
+        for seed, scores in seeds.items():
+            rows.setdefault((steps, seed), {}).update({f"{name}: low mean": low(scores),
+                                                       f"{name}: STS17 cross": sts(scores)})
+    for (steps, seed), row in rows.items():
+        base = found.get((steps, "tr"), {}).get(seed)
+        for name in words:
+            other = found.get((steps, name), {}).get(seed)
+            if base is not None and other is not None:
+                row.update({f"{name} change: low mean": low(other) - low(base),
+                            f"{name} change: STS17 cross": sts(other) - sts(base)})
+    kept_keys = sorted(set(kept) - set(rows))
+    rows.update({key: kept[key] for key in kept_keys})
+
+    def cells(row: dict[str, float]) -> str:
+        return " | ".join(f"{row[c]:.1f}" if c in row else "-" for c in columns)
+
+    lines = ["", "### Budget curve", "", f"`python benchmarks/wacse.py budget` (batch {curve.get('batch_size', 32)}):"
+             " each variant trained for each number of steps (the learning-rate schedule scaled to it); per seed, "
+             "the low-resource Tatoeba mean and STS17 cross, and 'change': each word-objective variant minus TR "
+             "alone; then their mean over the seeds of that number of steps. A number of steps equal to the "
+             "ablation's reuses its run of the same options and seed.", "",
+             "| steps | seed | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for steps in sorted({s for s, _ in rows}):
+        seeds = sorted(seed for s, seed in rows if s == steps)
+        lines += [f"| {steps} | {seed} | {cells(rows[steps, seed])} |" for seed in seeds]
+        if len(seeds) > 1:
+            mean = {c: sum(v) / len(v) for c in columns
+                    if (v := [rows[steps, seed][c] for seed in seeds if c in rows[steps, seed]])}
+            lines.append(f"| {steps} | mean | {cells(mean)} |")
+    if kept_keys:
+        lines += ["", "Rows kept from an earlier rendering (their runs are not in this checkout's results): "
+                  + ", ".join(f"{steps} steps seed {seed}" for steps, seed in kept_keys) + "."]
     return lines
+
+
+def _shown_budget(shown: list[str]) -> dict[tuple[int, int], dict[str, float]]:
+    """The per-seed rows of the budget table the docs show, by (steps, seed): their columns' values."""
+    header = next((line for line in shown if line.startswith("| steps | seed |")), None)
+    if header is None:
+        return {}
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    rows: dict[tuple[int, int], dict[str, float]] = {}
+    for line in shown[shown.index(header) + 2:]:
+        values = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(values) != len(names) or not values[1].isdigit():
+            continue  # a mean row: computed again
+        rows[int(values[0]), int(values[1])] = {n: float(v) for n, v in zip(names[2:], values[2:], strict=True)
+                                                 if v != "-"}
+    return rows
 
 
 def main() -> None:
