@@ -9,7 +9,8 @@
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
 (`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
-time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms), an
+time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the grid's
+10 s and again over 20 s more: otherwise the next lower one), an
 overload at twice that rate for 10 s followed by 20 s at the sustainable rate (statuses; the p99 of the last
 10 s: recovery), and wrk's closed loop with 200 connections. The open loop sends the 512 STS-B test sentences in
 turn (one or 16 per request; wrk repeats the first request), Infinity's with the model's default prompt in front,
@@ -44,6 +45,7 @@ SERVER_CORE, CLIENT_CORE = "0", "1"
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
               "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
 P99_BOUND_MS = 500.0
+CONFIRM_SECONDS, CONFIRM_TRIES = 20.0, 3
 PORT = 8790
 
 
@@ -222,8 +224,7 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                 offered = [max(1.0, rate / size) for rate in rates]  # the same sentences per second
                 _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])  # warm-up
                 runs = _open_loop(url, body, [(rate, 10.0) for rate in offered])
-                fine = [r for r in runs if set(r["statuses"]) == {"200"} and (r["p99_ms"] or 1e9) <= P99_BOUND_MS]
-                sustainable = max((r["offered_per_s"] for r in fine), default=None)
+                sustainable, confirmation = _confirmed_rate(url, body, runs)
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
                             if sustainable else None)
                 again = None
@@ -231,6 +232,7 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                     time.sleep(3.0)
                     again = _open_loop(url, body, [(sustainable, 20.0)])
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
+                                             "confirmation": confirmation,
                                              "overload": overload, "control": again,
                                              "closed_loop": _wrk(url, body) if closed_loop else None}
                 print(f"  {size} sentence(s)/request: sustainable {sustainable}/s", flush=True)
@@ -247,6 +249,26 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
         except subprocess.TimeoutExpired:
             server.kill()
     return entry
+
+
+def _within_bound(run: dict[str, Any]) -> bool:
+    return set(run["statuses"]) == {"200"} and (run["p99_ms"] or 1e9) <= P99_BOUND_MS
+
+
+def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[float | None, list[dict[str, Any]]]:
+    """The sustainable rate and the runs that confirmed it: the grid's 10-s runs that got all 200s with p99 within
+    the bound are candidates, and the highest that keeps it for CONFIRM_SECONDS more (after a pause that lets the
+    grid's last overload drain) is the rate the overload and the recovery use. Near capacity a rate's p99 varies
+    from run to run; one that met the bound once by chance would make every later phase at it look slow. At most
+    CONFIRM_TRIES candidates, from the highest down."""
+    candidates = sorted((r["offered_per_s"] for r in runs if _within_bound(r)), reverse=True)
+    tried: list[dict[str, Any]] = []
+    for rate in candidates[:CONFIRM_TRIES]:
+        time.sleep(3.0)
+        tried += _open_loop(url, body, [(rate, CONFIRM_SECONDS)])
+        if _within_bound(tried[-1]):
+            return rate, tried
+    return None, tried
 
 
 def run(models: list[str], backends: list[str], infinity: Path | None, engines: list[str],
@@ -329,6 +351,14 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
                              f"{_control_cell(control)} |")
     return lines
+
+
+def _confirmed_cells(result: dict[str, Any]) -> str:
+    """The sustainable rate (the grid's own in brackets where confirming it failed) and the confirming run's p99."""
+    sustainable, tried = result["sustainable_per_s"], result["confirmation"]
+    grid = max((r["offered_per_s"] for r in result["open_loop"] if _within_bound(r)), default=None)
+    rate = f"{sustainable or '-'}" + (f" (grid {grid})" if grid != sustainable else "")
+    return f"{rate} | {tried[-1]['p99_ms'] if sustainable else '-'} | "
 
 
 def _control_cell(control: list[dict[str, Any]] | None) -> str:
@@ -434,10 +464,14 @@ def render() -> None:
         if missing_tables(DOCS, START, END, {"serving under load": command}, set()):
             print("no `run` results here: the docs section is left alone until `serve.py run` has run")
         return
+    confirmed = all("confirmation" in result for entry in saved["entries"] for result in entry["sizes"].values())
     lines = [START, "## Serving under load (issue 39)", "",
              f"`{command}` ({saved['machine']}): each server pinned to one core with one thread, the open-loop "
              "generator (`benchmarks/loadgen.py`) and wrk on the other. Sustainable: the highest offered rate "
-             f"whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms. Overload: twice that for 10 s, "
+             f"whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms"
+             + (f", in its 10 s on the grid and again over {CONFIRM_SECONDS:.0f} s more (otherwise the next lower "
+                "rate is tried; the grid's rate in brackets where it differs; p99 there: the confirming run)"
+                if confirmed else "") + ". Overload: twice that for 10 s, "
              "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s). Raw "
              "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s.",
              ""]
@@ -448,9 +482,10 @@ def render() -> None:
     if saved.get("generator_selftest"):
         reached = max(r["ok_per_s"] for r in saved["generator_selftest"])
         lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]
-    lines += ["| server | model | backend | sentences / request | sustainable (req/s) | sentences/s there | raw encode "
+    lines += ["| server | model | backend | sentences / request | sustainable (req/s) | "
+              + ("p99 ms there | " if confirmed else "") + "sentences/s there | raw encode "
               "sentences/s | overload statuses | recovery p99 ms | wrk 200 connections |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|" + ("---|" if confirmed else "") + "---|---|---|---|---|"]
     for entry in saved["entries"]:
         for size, result in entry["sizes"].items():
             sustainable = result["sustainable_per_s"]
@@ -463,8 +498,9 @@ def render() -> None:
                 if entry["server"] == "polyembed" else "-"
             closed = result["closed_loop"]
             lines.append(
-                f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | {sustainable or '-'} | "
-                f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
+                f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
+                + (_confirmed_cells(result) if confirmed else f"{sustainable or '-'} | ")
+                + f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
                 + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                 + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
                 f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "

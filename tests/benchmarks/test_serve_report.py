@@ -87,3 +87,47 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
     module.render()
     assert queue.split("\n\n", 2)[:2] == docs.read_text(encoding="utf-8")[text.index(module.QUEUE_OPENING):].split(
         "\n\n", 2)[:2]
+
+
+def test_the_sustainable_rate_must_hold_again_for_20_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grid rate that met the bound once by chance is not the sustainable rate: each candidate, from the highest
+    down, runs CONFIRM_SECONDS more, and the first that keeps all 200s within the bound is the one used."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+
+    def run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
+        return {"offered_per_s": rate, "ok_per_s": rate, "statuses": statuses or {"200": int(10 * rate)},
+                "p50_ms": 20.0, "p99_ms": p99, "p99_last_half_ms": p99}
+
+    grid = [run(50.0, 40.0), run(100.0, 200.0), run(140.0, 480.0), run(200.0, 900.0, {"200": 1800, "429": 200})]
+    again = {140.0: run(140.0, 720.0), 100.0: run(100.0, 150.0), 50.0: run(50.0, 30.0)}
+    offered: list[tuple[float, float]] = []
+
+    def open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[dict]:
+        offered.extend(phases)
+        return [again[rate] for rate, _ in phases]
+
+    monkeypatch.setattr(module, "_open_loop", open_loop)
+    monkeypatch.setattr(module.time, "sleep", lambda seconds: None)
+    assert module._confirmed_rate("url", tmp_path, grid) == (100.0, [again[140.0], again[100.0]])
+    assert offered == [(140.0, module.CONFIRM_SECONDS), (100.0, module.CONFIRM_SECONDS)]
+    again = {rate: run(rate, 600.0) for rate in again}  # none holds: no sustainable rate, no overload after it
+    assert module._confirmed_rate("url", tmp_path, grid) == (None, list(again.values()))
+    assert module._confirmed_rate("url", tmp_path, grid[3:]) == (None, [])
+
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    for entry in stored["entries"]:
+        for result in entry["sizes"].values():
+            rate = result["sustainable_per_s"]
+            result["confirmation"] = [run(rate, 321.0)] if rate else []
+    first = next(e for e in stored["entries"] if (e["server"], e["model"], e["backend"]) == (
+        "polyembed", "me5-small", "torch"))["sizes"]["1"]
+    first["confirmation"] = [run(first["sustainable_per_s"], 700.0), run(25.0, 321.0)]
+    first["sustainable_per_s"] = 25.0
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert "| sustainable (req/s) | p99 ms there | sentences/s there |" in text
+    assert "again over 20 s more" in text
+    assert "| polyembed | me5-small | torch | 1 | 25.0 (grid 35.0) | 321.0 | 25.0 | 74.1 |" in text
+    assert "| infinity | me5-small | torch | 1 | 35.0 | 321.0 | 35.0 | - |" in text
