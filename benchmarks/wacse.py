@@ -134,8 +134,11 @@ def figure(seed: int, names: list[str], points: int) -> None:
         plot = projection_figure({"English words": a, "their low-resource translations": b}, title,
                                  max_ids=points, seed=seed)
         target = FIGURES / f"wacse-words-{name}.png"
-        with atomic_write(target, "wb") as handle:
-            plot.savefig(handle, format="png", dpi=100, bbox_inches="tight")
+        drawn_from = {"model": name, "seed": seed,
+                      "fingerprint": None if name == "me5-small" else _trained_fingerprint({}, Path(path).parent)}
+        with atomic_write(target, "wb") as handle:  # the run it shows travels with the image (results/ does not)
+            plot.savefig(handle, format="png", dpi=100, bbox_inches="tight",
+                         metadata={"Description": json.dumps(drawn_from)})
         print(f"wrote {target.relative_to(REPO)} ({len(a)} linked word pairs, {min(points, len(a))} drawn)")
     render()
 
@@ -305,10 +308,28 @@ def render() -> None:
         lines += ["", "Word pairs the aligner links in held-out pairs (English and its low-resource translation), "
                   "as in the paper's Figure 1 (`python benchmarks/wacse.py figure`):", ""]
         lines += [f"![{name}](figures/wacse-words-{name}.png)" for name in drawn]
+        other = [name for name in drawn if not _figure_is_todays(payload, name)]
+        if other:
+            lines += ["", "Drawn from runs other than this table's (options not recorded in the image, or trained "
+                      "with other options than today's): " + ", ".join(other) + "."]
     lines += dev_columns(payload, names)
     lines += budget_table(payload, shown_table(DOCS, START, END, BUDGET_OPENING))
     lines += ["", END]
     publish(DOCS, START, END, lines)
+
+
+def _figure_is_todays(payload: dict[str, Any], name: str) -> bool:
+    """Whether the figure of `name` shows a run trained with today's options (me5-small: always, it is not
+    trained), as the image's own record of its run says."""
+    from PIL import Image
+
+    with Image.open(FIGURES / f"wacse-words-{name}.png") as image:
+        described = image.info.get("Description")
+    if not described:
+        return False
+    drawn_from = json.loads(described)
+    return name == "me5-small" or drawn_from.get("fingerprint") == wacse_dev.run_fingerprint(_variant_options(
+        name, payload.get("steps", 300), payload.get("batch_size", 32), int(drawn_from["seed"])))
 
 
 def _ran_here(payload: dict[str, Any], name: str) -> bool:

@@ -211,3 +211,31 @@ def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path:
     wacse.render()
     text = docs.read_text(encoding="utf-8")
     assert "| tr | 99.0 |" in text and "| tr | 80.0 |" not in text
+
+
+def test_a_figure_of_another_run_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures are in git and results/ is not: each image records the run it shows, and the section names
+    the figures whose run is not one the table counts (other options, or no record in the image)."""
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION)
+    scores = {f"tatoeba/{code}": 80.0 for code in wacse.LOW.values()} | {"sts17/cross-avg": 60.0}
+    payload = {"steps": 300, "batch_size": 32, "runs": {"tr/seed-1": {
+        "scores": scores, "fingerprint": wacse_dev.run_fingerprint(wacse._variant_options("tr", 300, 32, 1))}}}
+    (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
+    (tmp_path / "figures").mkdir()
+    records = {"me5-small": {"model": "me5-small", "seed": 1, "fingerprint": None},
+               "tr": {"model": "tr", "seed": 1, "fingerprint": payload["runs"]["tr/seed-1"]["fingerprint"]},
+               "tr+awp+wtr": {"model": "tr+awp+wtr", "seed": 1, "fingerprint": "older options"},
+               "tr+wtr": None}
+    for name, record in records.items():
+        info = PngInfo()
+        if record:
+            info.add_text("Description", json.dumps(record))
+        Image.new("RGB", (4, 4)).save(tmp_path / "figures" / f"wacse-words-{name}.png", pnginfo=info)
+    wacse.render()
+    text = docs.read_text(encoding="utf-8")
+    assert "![tr](figures/wacse-words-tr.png)" in text and "![tr+wtr](figures/wacse-words-tr+wtr.png)" in text
+    assert text.count("Drawn from runs other than this table's") == 1
+    assert "with other options than today's): tr+wtr, tr+awp+wtr." in text
