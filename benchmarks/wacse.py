@@ -319,8 +319,8 @@ def render() -> None:
 
 
 def _figure_is_todays(payload: dict[str, Any], name: str) -> bool:
-    """Whether the figure of `name` shows a run trained with today's options (me5-small: always, it is not
-    trained), as the image's own record of its run says."""
+    """Whether the figure of `name` shows a run trained with today's options, as the image's own record of its run
+    says (me5-small is not trained: any record will do; an image without one does not count)."""
     from PIL import Image
 
     with Image.open(FIGURES / f"wacse-words-{name}.png") as image:
