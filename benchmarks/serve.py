@@ -9,12 +9,13 @@
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
 (`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
-time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the grid's
-10 s and again over 20 s more: otherwise the next lower one), an
-overload at twice that rate for 10 s followed by 20 s at the sustainable rate (statuses; the p99 of the last
-10 s: recovery), and wrk's closed loop with 200 connections. The open loop sends the 512 STS-B test sentences in
-turn (one or 16 per request; wrk repeats the first request), Infinity's with the model's default prompt in front,
-since it applies none: both servers embed the same token sequences.
+time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
+grid's 10 s and again over 20 s more: otherwise the next lower one), an overload at twice that rate for 10 s
+followed by 20 s at the sustainable rate (statuses; the p99 of the last 10 s: recovery), the control (that rate
+for 20 s once more with no overload before it: near capacity, p99 varies between runs on one machine), and wrk's
+closed loop with 200 connections. The open loop sends the 512 STS-B test sentences in turn (one or 16 per
+request; wrk repeats the first request), Infinity's with the model's default prompt in front, since it applies
+none: both servers embed the same token sequences.
 Beside them, the raw `encode` ceiling of the same model and backend on the same core (batch 64). Infinity
 (`infinity-emb`, which needs numpy < 2 and sentence-transformers < 4) runs from its own virtual environment.
 """
@@ -280,7 +281,7 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
             saved["ceilings"][f"{model}/{backend}"] = _raw_ceiling(model, backend, texts)
             saved["entries"] = [e for e in saved["entries"]
                                 if (e["server"], e["model"], e["backend"]) != ("polyembed", model, backend)]
-            saved["entries"].append(_measure("polyembed", model, backend, None, rates, texts))
+            saved["entries"].append(_measure("polyembed", model, backend, None, rates, texts, control=True))
             _save(saved)
         if infinity is not None:
             for engine in engines:
@@ -289,7 +290,8 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
                 failures = saved.setdefault("failures", {})
                 failures.pop(f"infinity {model} {engine}", None)
                 try:
-                    saved["entries"].append(_measure("infinity", model, engine, infinity, rates, texts))
+                    saved["entries"].append(_measure("infinity", model, engine, infinity, rates, texts,
+                                                     control=True))
                 except SystemExit as err:  # a server that does not start: the reason goes into the docs
                     reason = next((line for line in reversed(str(err).splitlines()) if "Error" in line), str(err))
                     failures[f"infinity {model} {engine}"] = reason.strip()[:400]
@@ -472,7 +474,9 @@ def render() -> None:
              + (f", in its 10 s on the grid and again over {CONFIRM_SECONDS:.0f} s more (otherwise the next lower "
                 "rate is tried; the grid's rate in brackets where it differs; p99 there: the confirming run)"
                 if confirmed else "") + ". Overload: twice that for 10 s, "
-             "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s). Raw "
+             "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s"
+             + ("; control: the sustainable rate for 20 s once more after a 3 s pause, no overload before it, p99 "
+                "of its last 10 s: what the recovery is compared with" if confirmed else "") + "). Raw "
              "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s.",
              ""]
     if all("prompt_sent" in entry for entry in saved["entries"]):
@@ -484,8 +488,9 @@ def render() -> None:
         lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]
     lines += ["| server | model | backend | sentences / request | sustainable (req/s) | "
               + ("p99 ms there | " if confirmed else "") + "sentences/s there | raw encode "
-              "sentences/s | overload statuses | recovery p99 ms | wrk 200 connections |",
-              "|---|---|---|---|---|" + ("---|" if confirmed else "") + "---|---|---|---|---|"]
+              "sentences/s | overload statuses | recovery p99 ms | " + ("control p99 ms | " if confirmed else "")
+              + "wrk 200 connections |",
+              "|---|---|---|---|---|" + ("---|---|" if confirmed else "") + "---|---|---|---|---|"]
     for entry in saved["entries"]:
         for size, result in entry["sizes"].items():
             sustainable = result["sustainable_per_s"]
@@ -503,7 +508,8 @@ def render() -> None:
                 + f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
                 + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                 + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
-                f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
+                + (f"{_control_cell(result.get('control'))} | " if confirmed else "")
+                + f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
                 f"non-2xx {closed['non_2xx']} |")
     def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
         """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""

@@ -121,6 +121,7 @@ def test_the_sustainable_rate_must_hold_again_for_20_seconds(tmp_path: Path, mon
         for result in entry["sizes"].values():
             rate = result["sustainable_per_s"]
             result["confirmation"] = [run(rate, 321.0)] if rate else []
+            result["control"] = [run(rate, 432.0)] if rate else None
     first = next(e for e in stored["entries"] if (e["server"], e["model"], e["backend"]) == (
         "polyembed", "me5-small", "torch"))["sizes"]["1"]
     first["confirmation"] = [run(first["sustainable_per_s"], 700.0), run(25.0, 321.0)]
@@ -128,6 +129,7 @@ def test_the_sustainable_rate_must_hold_again_for_20_seconds(tmp_path: Path, mon
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
     assert "| sustainable (req/s) | p99 ms there | sentences/s there |" in text
+    assert "| recovery p99 ms | control p99 ms | wrk 200 connections |" in text and "| 89.7 | 432.0 | " in text
     assert "again over 20 s more" in text
     assert "| polyembed | me5-small | torch | 1 | 25.0 (grid 35.0) | 321.0 | 25.0 | 74.1 |" in text
     assert "| infinity | me5-small | torch | 1 | 35.0 | 321.0 | 35.0 | - |" in text
