@@ -4,6 +4,7 @@
   python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
       [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
   python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--repeats 2]
+  python benchmarks/serve.py malformed [--models minilm-en me5-small] [--backend onnx-int8]
   python benchmarks/serve.py render
 
 Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
@@ -13,7 +14,9 @@ time), the sustainable rate (the highest offered rate whose requests all got a 2
 grid's 10 s and again over 20 s more: otherwise the next lower one), an overload at twice that rate for 10 s
 followed by 20 s at the sustainable rate (statuses; the p99 of the last 10 s: recovery), the control (that rate
 for 20 s once more with no overload before it: near capacity, p99 varies between runs on one machine), and wrk's
-closed loop with 200 connections. The open loop sends the 512 STS-B test sentences in turn (one or 16 per
+closed loop with 200 connections. Each phase after an overloaded one waits until the server answers a request
+sent alone within the bound (`_drain`): a server that queues without bound is otherwise still working for
+clients that have given up. The open loop sends the 512 STS-B test sentences in turn (one or 16 per
 request; wrk repeats the first request), Infinity's with the model's default prompt in front, since it applies
 none: both servers embed the same token sequences.
 Beside them, the raw `encode` ceiling of the same model and backend on the same core (batch 64). Infinity
@@ -23,6 +26,7 @@ Beside them, the raw `encode` ceiling of the same model and backend on the same 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -30,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +54,9 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALL
               "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
 P99_BOUND_MS = 500.0
 CONFIRM_SECONDS, CONFIRM_TRIES = 20.0, 3
+DRAIN_SECONDS = 90.0
+"""How long a phase waits for the work left by an overloaded one (`_drain`); after the grid, a server not done by
+then is restarted."""
 PORT = 8790
 
 
@@ -207,13 +217,9 @@ def _classic_module_files(path: Path) -> dict[str, str]:
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
              texts: list[str], sizes: tuple[int, ...] = (1, 16), options: tuple[str, ...] = (),
              closed_loop: bool = True, control: bool = False) -> dict[str, Any]:
-    command, url, ready, folder = _server_command(kind, model, setting, infinity, options)
-    print(f"{kind} {model} {setting}: starting", flush=True)
-    server = subprocess.Popen(["taskset", "-c", SERVER_CORE, *command], stdout=subprocess.DEVNULL, cwd=folder,
-                              stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
     entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "sizes": {}}
-    try:
-        _wait_ready(server, ready)
+    with _running(kind, model, setting, infinity, options) as server:
+        url = server.url
         prompt = _default_prompt(model) if kind == "infinity" else ""  # polyembed applies the model's own
         entry["prompt_sent"] = prompt
         with tempfile.TemporaryDirectory() as scratch:
@@ -225,15 +231,21 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                 offered = [max(1.0, rate / size) for rate in rates]  # the same sentences per second
                 _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])  # warm-up
                 runs = _open_loop(url, body, [(rate, 10.0) for rate in offered])
+                drained: dict[str, float | None] = {"grid": _drain(url, body, DRAIN_SECONDS)}
+                if drained["grid"] is None:  # still busy with the grid's overloaded rates: a fresh process
+                    server.restart()
+                    _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])
                 sustainable, confirmation = _confirmed_rate(url, body, runs)
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
                             if sustainable else None)
                 again = None
                 if control and sustainable:  # the recovery's rate again with no overload before it
-                    time.sleep(3.0)
+                    drained["control"] = _drain(url, body, DRAIN_SECONDS)
                     again = _open_loop(url, body, [(sustainable, 20.0)])
+                if closed_loop:
+                    drained["closed_loop"] = _drain(url, body, DRAIN_SECONDS)
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
-                                             "confirmation": confirmation,
+                                             "confirmation": confirmation, "drained_s": drained,
                                              "overload": overload, "control": again,
                                              "closed_loop": _wrk(url, body) if closed_loop else None}
                 print(f"  {size} sentence(s)/request: sustainable {sustainable}/s", flush=True)
@@ -243,13 +255,72 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
             scraped = httpx.get(url.replace("/v1/embeddings", "/metrics"), timeout=10).text
             entry["metrics_seen"] = sorted({line.split("{")[0].split(" ")[0] for line in scraped.splitlines()
                                             if line.startswith("polyembed_")})
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
     return entry
+
+
+class _Server:
+    """A server on the server's core with one thread; `restart` gives a fresh process (a server that queued
+    without bound through the grid's overloaded rates would otherwise still be working for clients that gave up)."""
+
+    def __init__(self, kind: str, model: str, setting: str, infinity: Path | None, options: tuple[str, ...]) -> None:
+        self.command, self.url, self.ready, self.folder = _server_command(kind, model, setting, infinity, options)
+        self.label = f"{kind} {model} {setting}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        print(f"{self.label}: starting", flush=True)
+        self.process = subprocess.Popen(["taskset", "-c", SERVER_CORE, *self.command], stdout=subprocess.DEVNULL,
+                                        cwd=self.folder, stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
+        _wait_ready(self.process, self.ready)
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@contextlib.contextmanager
+def _running(kind: str, model: str, setting: str, infinity: Path | None,
+             options: tuple[str, ...] = ()) -> Iterator[_Server]:
+    """A started, ready server; stopped after."""
+    server = _Server(kind, model, setting, infinity, options)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+def _drain(url: str, body: Path, seconds: float = 120.0) -> float | None:
+    """Seconds until the server answers one request, sent alone, within the p99 bound: a phase that follows an
+    overload starts only once the work left from it is done. A server that sheds its queue is there within the
+    first seconds; one that queues without bound (and keeps working for clients that timed out) takes minutes.
+    None if it is not there within `seconds`."""
+    import httpx
+
+    start = time.monotonic()
+    request = body.read_text(encoding="utf-8").splitlines()[0].encode()
+    time.sleep(3.0)
+    while time.monotonic() - start < seconds:
+        sent = time.monotonic()
+        try:
+            status = httpx.post(url, content=request, headers={"content-type": "application/json"},
+                                timeout=seconds).status_code
+        except httpx.TransportError:
+            status = 0
+        if status == 200 and time.monotonic() - sent <= P99_BOUND_MS / 1000:
+            return round(time.monotonic() - start, 1)
+        time.sleep(1.0)
+    return None
 
 
 def _within_bound(run: dict[str, Any]) -> bool:
@@ -258,15 +329,16 @@ def _within_bound(run: dict[str, Any]) -> bool:
 
 def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[float | None, list[dict[str, Any]]]:
     """The sustainable rate and the runs that confirmed it: the grid's 10-s runs that got all 200s with p99 within
-    the bound are candidates, and the highest that keeps it for CONFIRM_SECONDS more (after a pause that lets the
-    grid's last overload drain) is the rate the overload and the recovery use. Near capacity a rate's p99 varies
-    from run to run; one that met the bound once by chance would make every later phase at it look slow. At most
-    CONFIRM_TRIES candidates, from the highest down."""
+    the bound are candidates, and the highest that keeps it for CONFIRM_SECONDS more (each once the work left by
+    the runs before it is done: `_drain`) is the rate the overload and the recovery use. Near capacity a rate's p99
+    varies from run to run; one that met the bound once by chance would make every later phase at it look slow. At
+    most CONFIRM_TRIES candidates, from the highest down."""
     candidates = sorted((r["offered_per_s"] for r in runs if _within_bound(r)), reverse=True)
     tried: list[dict[str, Any]] = []
     for rate in candidates[:CONFIRM_TRIES]:
-        time.sleep(3.0)
+        drained = _drain(url, body)
         tried += _open_loop(url, body, [(rate, CONFIRM_SECONDS)])
+        tried[-1]["drained_s"] = drained
         if _within_bound(tried[-1]):
             return rate, tried
     return None, tried
@@ -343,10 +415,7 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
             for result in runs:
                 control = result.get("control")
                 overload = result.get("overload") or []
-                statuses: dict[str, int] = {}
-                for phase in overload:
-                    for code, count in phase["statuses"].items():
-                        statuses[code] = statuses.get(code, 0) + count
+                statuses = _overload_statuses(result)
                 lines.append(f"| {model} | {backend} | {label} | {result['sustainable_per_s'] or '-'} | "
                              + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
@@ -363,6 +432,82 @@ def _confirmed_cells(result: dict[str, Any]) -> str:
     return f"{rate} | {tried[-1]['p99_ms'] if sustainable else '-'} | "
 
 
+def _drain_sentence(entries: list[dict[str, Any]]) -> str:
+    """How the phases after an overloaded one started: after `_drain`, or (rows measured before it) a 3 s pause."""
+    paused = [f"{e['server']} {e['model']} {e['backend']}" for e in entries
+              if not all("drained_s" in result for result in e["sizes"].values())]
+    if len(paused) == len(entries):
+        return ""
+    return (" Each phase after an overloaded one starts once the server answers a request sent alone within "
+            f"{P99_BOUND_MS:.0f} ms (a server that queues without bound is otherwise still working for clients that "
+            "gave up)" + (f"; the rows of {', '.join(paused)} paused 3 s instead" if paused else "") + ".")
+
+
+def _overload_statuses(result: dict[str, Any]) -> dict[str, int]:
+    """Statuses over the overload and the recovery phase together."""
+    statuses: dict[str, int] = {}
+    for phase in result.get("overload") or []:
+        for code, count in phase["statuses"].items():
+            statuses[code] = statuses.get(code, 0) + count
+    return statuses
+
+
+def _recovered(result: dict[str, Any]) -> str:
+    """Whether the sustainable p99 is back in the last 10 s of the recovery: "yes" within the bound; "as control"
+    above it but not above the control's (the same rate with no overload before it, measured a minute later: on a
+    machine whose capacity moves, the rate's own p99 at that time); "no" otherwise, or when any request of the
+    overload or the recovery got neither a 200 nor a 429."""
+    overload = result.get("overload")
+    if not overload:
+        return "-"
+    recovery = overload[-1].get("p99_last_half_ms")
+    control = (result.get("control") or [{}])[0].get("p99_last_half_ms")
+    if recovery is None or set(_overload_statuses(result)) - {"200", "429"}:
+        return "no"
+    if recovery <= P99_BOUND_MS:
+        return "yes"
+    return "as control" if control is not None and recovery <= control else "no"
+
+
+def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
+    """Issue 39's acceptance from the main table: sentences/s at the sustainable rate of polyembed against Infinity
+    per backend class (torch; ONNX int8 against Infinity's optimum engine) and int8 against torch, then the
+    overload of polyembed's rows (statuses that are neither 200 nor 429, recovery)."""
+    rates = {(e["server"], e["model"], e["backend"], size): (r["sustainable_per_s"] or 0.0) * int(size)
+             for e in saved["entries"] for size, r in e["sizes"].items()}
+    pairs = sorted({(model, size) for server, model, _, size in rates if server == "polyembed"},
+                   key=lambda pair: (pair[0], int(pair[1])))
+    if not pairs:
+        return []
+
+    def cell(key: tuple[str, str, str, str]) -> str:
+        return "-" if key not in rates else f"{rates[key]:g}"
+
+    def ratio(top: tuple[str, str, str, str], bottom: tuple[str, str, str, str]) -> str:
+        return f"{rates[top] / rates[bottom]:.2f}x" if rates.get(top) is not None and rates.get(bottom) else "-"
+
+    lines = ["", "Acceptance: sentences/s at the sustainable rate (the main table's), polyembed against Infinity per "
+             "backend class and int8 against torch:", "",
+             "| model | sentences / request | polyembed torch | Infinity torch | polyembed onnx-int8 | "
+             "Infinity optimum (ONNX) | polyembed / Infinity, torch | polyembed / Infinity, ONNX | int8 / torch |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for model, size in pairs:
+        ours, theirs = ("polyembed", model, "torch", size), ("infinity", model, "torch", size)
+        ours_q, theirs_q = ("polyembed", model, "onnx-int8", size), ("infinity", model, "optimum", size)
+        lines.append(f"| {model} | {size} | {cell(ours)} | {cell(theirs)} | {cell(ours_q)} | {cell(theirs_q)} | "
+                     f"{ratio(ours, theirs)} | {ratio(ours_q, theirs_q)} | {ratio(ours_q, ours)} |")
+    ours_rows = [r for e in saved["entries"] if e["server"] == "polyembed" for r in e["sizes"].values()
+                 if r.get("overload")]
+    failed = sum(n for r in ours_rows for code, n in _overload_statuses(r).items() if code not in ("200", "429"))
+    verdicts = [_recovered(r) for r in ours_rows]
+    lines += ["", f"Overload of polyembed's {len(ours_rows)} rows: "
+              f"{sum(sum(_overload_statuses(r).values()) for r in ours_rows):,} requests, {failed} answered with "
+              f"neither a 200 nor a 429; recovered in the last 10 s: {verdicts.count('yes')} within "
+              f"{P99_BOUND_MS:.0f} ms, {verdicts.count('as control')} above it but not above their control, "
+              f"{verdicts.count('no')} not."]
+    return lines
+
+
 def _control_cell(control: list[dict[str, Any]] | None) -> str:
     """The control's p99 of its last 10 s, with any status but 200 beside it (a rate refused without overload)."""
     if not control:
@@ -373,6 +518,8 @@ def _control_cell(control: list[dict[str, Any]] | None) -> str:
 
 CALLS_OPENING = "Batches cut by length (`python benchmarks/serve.py calls`"
 QUEUE_OPENING = "Queue limit (`python benchmarks/serve.py queue`"
+MALFORMED_OPENING = "Malformed requests (`python benchmarks/serve.py malformed`"
+MALFORMED_SUMMARY = "Malformed suite per model"
 OVERHEADS = [0, 8, 16, 32, 64, 128, 256, 1_000_000]
 """`call_overhead_tokens` values `calls` tries; the last never cuts a batch (one padded call per batch)."""
 
@@ -421,6 +568,150 @@ def _call_costs_here(model: str, backend: str) -> dict[str, Any]:
                                           "calls_per_batch": round(sum(map(len, plans)) / len(plans), 2)}
         result[str(size)] = by_overhead
     return result
+
+
+MALFORMED_LIMITS = ("--max-concurrent-requests", "8", "--max-request-tokens", "256", "--max-body-bytes", "65536")
+"""The limits the malformed suite's server runs with: low enough that single requests and a burst reach them."""
+
+
+def _malformed_cases(texts: list[str]) -> list[tuple[str, bytes, int | None]]:
+    """(case, raw body, the status the issue asks for; None: any 4xx)."""
+    return [("lone high surrogate", b'{"input": "a \\ud800 b"}', 400),
+            ("lone low surrogate among good inputs", b'{"input": ["ok", "\\udc00"]}', 400),
+            ("two high surrogates", b'{"input": ["fine", "x \\udbff\\udbff y"]}', 400),
+            ("low surrogate before a high one", b'{"input": "\\udc00\\ud800"}', 400),
+            ("bytes that are not UTF-8", b'{"input": "\xff\xfe"}', None),
+            ("truncated JSON", b'{"input": ["a", ', None),
+            ("input of the wrong type", b'{"input": 5}', None),
+            ("no inputs", b'{"input": []}', None),
+            ("body over --max-body-bytes 65536", json.dumps({"input": ["word " * 2000] * 8}).encode(), 413),
+            ("tokens over --max-request-tokens 256", json.dumps({"input": " ".join(texts[:40])}).encode(), 413)]
+
+
+def malformed(models: list[str], backend: str) -> None:
+    """Bad requests mixed into concurrent good traffic on a real server (MALFORMED_LIMITS): every bad one a 4xx,
+    every good one a 200 (its embedding compared with the same sentence sent alone afterwards), then a burst of
+    large requests over --max-concurrent-requests (429 with Retry-After; /metrics scraped every 20 ms while it
+    runs, the most requests in flight and queued it showed), and a probe sentence embedded alone before, between
+    and after: identical vectors."""
+    texts = _sentences(512)
+    saved = _load() or {"entries": [], "ceilings": {}}
+    found = saved.setdefault("malformed", {})
+    for model in models:
+        with _running("polyembed", model, backend, None, MALFORMED_LIMITS) as server:
+            found[f"{model}/{backend}"] = _malformed_on(server.url, texts)
+        print(json.dumps(found[f"{model}/{backend}"], indent=1), flush=True)
+        _save(saved)
+    render()
+
+
+def _malformed_on(url: str, texts: list[str]) -> dict[str, Any]:
+    """The malformed suite against one running server (see `malformed`)."""
+    import httpx
+    import numpy as np
+
+    metrics_url = url.replace("/v1/embeddings", "/metrics")
+    with httpx.Client(timeout=60) as client, ThreadPoolExecutor(6) as pool:
+        def post(body: bytes) -> httpx.Response:
+            return client.post(url, content=body, headers={"content-type": "application/json"})
+
+        def probe() -> list[float]:
+            return post(json.dumps({"input": "A fixed probe sentence."}).encode()).json()["data"][0]["embedding"]
+
+        probes = [probe()]
+        good = [json.dumps({"input": text}).encode() for text in texts[:48]]
+        jobs: list[tuple[str, bytes, int | None]] = [("good", body, 200) for body in good]
+        for index, case in enumerate(_malformed_cases(texts)):  # spread among the good ones
+            jobs.insert(2 + 5 * index, case)
+        answers = list(pool.map(lambda job: post(job[1]), jobs))
+        probes.append(probe())
+        alone = [post(body).json()["data"][0]["embedding"] for body in good]
+        burst_body = json.dumps({"input": texts[:16]}).encode()
+        with ThreadPoolExecutor(24) as burst_pool:
+            pending = [burst_pool.submit(post, burst_body) for _ in range(24)]
+            during: list[str] = []  # what /metrics shows while the burst runs, every 20 ms
+            while not all(future.done() for future in pending):
+                during.append(httpx.get(metrics_url, timeout=10).text)
+                time.sleep(0.02)
+            burst = [future.result() for future in pending]
+        probes.append(probe())
+        after = httpx.get(metrics_url, timeout=10).text
+    in_traffic = [answer.json()["data"][0]["embedding"] for job, answer in zip(jobs, answers, strict=True)
+                  if job[0] == "good" and answer.status_code == 200]
+    cosines = [float(np.dot(x, y) / np.linalg.norm(x) / np.linalg.norm(y))
+               for x, y in zip(in_traffic, alone, strict=True)] if len(in_traffic) == len(alone) else []
+
+    def gauge(name: str) -> float | None:
+        """The highest value of a gauge over the scrapes during the burst."""
+        values = [float(line.split()[-1]) for text in during for line in text.splitlines()
+                  if line.startswith(name + " ")]
+        return max(values, default=None)
+
+    def message(answer: httpx.Response) -> str:
+        if answer.headers.get("content-type", "").startswith("application/json"):
+            return str(answer.json().get("error", {}).get("message", ""))[:160]
+        return answer.text[:160]
+
+    return {"limits": list(MALFORMED_LIMITS),
+            "cases": [{"case": job[0], "expected": job[2], "status": answer.status_code, "error": message(answer)}
+                      for job, answer in zip(jobs, answers, strict=True) if job[0] != "good"],
+            "good": {"sent": len(good),
+                     "statuses": _count(answer.status_code for job, answer in zip(jobs, answers, strict=True)
+                                        if job[0] == "good"),
+                     "min_cosine_to_alone": round(min(cosines), 6) if cosines else None},
+            "burst": {"sent": len(burst), "statuses": _count(answer.status_code for answer in burst),
+                      "retry_after_on_every_429": all(answer.headers.get("retry-after") for answer in burst
+                                                      if answer.status_code == 429),
+                      "scrapes_during": len(during),
+                      "in_flight_during": gauge("polyembed_requests_in_flight"),
+                      "queue_depth_during": gauge("polyembed_queue_depth")},
+            "probe_identical": all(vector == probes[0] for vector in probes[1:]),
+            "requests_by_status": {line.split('"')[1]: int(float(line.split()[-1])) for line in after.splitlines()
+                                   if line.startswith("polyembed_requests_total{")}}
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _count(statuses: Iterable[int]) -> dict[str, int]:
+    return dict(sorted(Counter(map(str, statuses)).items()))
+
+
+def _malformed_lines(found: dict[str, dict[str, Any]]) -> list[str]:
+    """The malformed suite's tables: one row per bad request and model, then one per model for the good traffic,
+    the burst, the probe and the server's own count."""
+    lines = ["", f"{MALFORMED_OPENING}, the server started with `{' '.join(MALFORMED_LIMITS)}`): each bad request "
+             "sent among 48 good single-sentence requests on 6 concurrent connections; then 24 requests of 16 "
+             "sentences at once (over the concurrency limit), /metrics scraped every 20 ms while it runs; a probe "
+             "sentence embedded alone before, between and after. Expected: the status the issue names ('4xx': "
+             "any):", "",
+             "| model | backend | bad request | expected | status | error message |", "|---|---|---|---|---|---|"]
+    for key, result in found.items():
+        model, backend = key.rsplit("/", 1)
+        for case in result["cases"]:
+            message = case["error"].replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {model} | {backend} | {case['case']} | {case['expected'] or '4xx'} | {case['status']} "
+                         f"| {message} |")
+    lines += ["", f"{MALFORMED_SUMMARY}: the bad requests' statuses against the expected ones, the good requests "
+              "among them, the burst, the probe, and the server's own count of answers by status (/metrics):", "",
+              "| model | backend | bad requests as expected | good requests | lowest cosine, good request to the "
+              "same sentence alone | burst of 24 | Retry-After on every 429 | most in flight / queued seen during "
+              "the burst | probe identical | answers by status (/metrics) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for key, result in found.items():
+        model, backend = key.rsplit("/", 1)
+        good, burst, cases = result["good"], result["burst"], result["cases"]
+        expected = sum(400 <= c["status"] < 500 and c["status"] == (c["expected"] or c["status"]) for c in cases)
+        lines.append(f"| {model} | {backend} | {expected} of {len(cases)} | "
+                     + ", ".join(f"{c}: {n}" for c, n in good["statuses"].items())
+                     + f" | {good['min_cosine_to_alone']} | "
+                     + ", ".join(f"{c}: {n}" for c, n in burst["statuses"].items())
+                     + f" | {'yes' if burst['retry_after_on_every_429'] else 'no'} | "
+                     f"{_number(burst['in_flight_during'])} / {_number(burst['queue_depth_during'])} | "
+                     f"{'yes' if result['probe_identical'] else 'no'} | "
+                     + ", ".join(f"{c}: {n}" for c, n in sorted(result["requests_by_status"].items())) + " |")
+    return lines
 
 
 def selftest() -> None:
@@ -475,9 +766,12 @@ def render() -> None:
                 "rate is tried; the grid's rate in brackets where it differs; p99 there: the confirming run)"
                 if confirmed else "") + ". Overload: twice that for 10 s, "
              "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s"
-             + ("; control: the sustainable rate for 20 s once more after a 3 s pause, no overload before it, p99 "
-                "of its last 10 s: what the recovery is compared with" if confirmed else "") + "). Raw "
-             "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s.",
+             + ("; control: the sustainable rate for 20 s once more, no overload before it, p99 "
+                f"of its last 10 s; recovered: 'yes' with the recovery p99 <= {P99_BOUND_MS:.0f} ms, 'as control' "
+                "above that but not above the control's, 'no' otherwise or if any request got neither a 200 nor a "
+                "429" if confirmed else "") + "). Raw "
+             "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s."
+             + _drain_sentence(saved["entries"]),
              ""]
     if all("prompt_sent" in entry for entry in saved["entries"]):
         lines[-2] += (" The open loop sends the STS-B test sentences in turn, one or 16 per request (wrk repeats the "
@@ -488,17 +782,14 @@ def render() -> None:
         lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]
     lines += ["| server | model | backend | sentences / request | sustainable (req/s) | "
               + ("p99 ms there | " if confirmed else "") + "sentences/s there | raw encode "
-              "sentences/s | overload statuses | recovery p99 ms | " + ("control p99 ms | " if confirmed else "")
-              + "wrk 200 connections |",
-              "|---|---|---|---|---|" + ("---|---|" if confirmed else "") + "---|---|---|---|---|"]
+              "sentences/s | overload statuses | recovery p99 ms | "
+              + ("control p99 ms | recovered | " if confirmed else "") + "wrk 200 connections |",
+              "|---|---|---|---|---|" + ("---|---|---|" if confirmed else "") + "---|---|---|---|---|"]
     for entry in saved["entries"]:
         for size, result in entry["sizes"].items():
             sustainable = result["sustainable_per_s"]
             overload = result.get("overload") or []
-            statuses: dict[str, int] = {}
-            for phase in overload:
-                for code, count in phase["statuses"].items():
-                    statuses[code] = statuses.get(code, 0) + count
+            statuses = _overload_statuses(result)
             ceiling = saved["ceilings"].get(f"{entry['model']}/{entry['backend']}", "-") \
                 if entry["server"] == "polyembed" else "-"
             closed = result["closed_loop"]
@@ -508,9 +799,12 @@ def render() -> None:
                 + f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
                 + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                 + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
-                + (f"{_control_cell(result.get('control'))} | " if confirmed else "")
+                + (f"{_control_cell(result.get('control'))} | {_recovered(result)} | " if confirmed else "")
                 + f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
                 f"non-2xx {closed['non_2xx']} |")
+    if confirmed:
+        lines += _acceptance_lines(saved)
+
     def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
         """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""
         return {round(run["offered_per_s"] * int(size), 3): run for run in entry["sizes"][size]["open_loop"]}
@@ -552,6 +846,11 @@ def render() -> None:
     elif queue_kept := shown_table(DOCS, START, END, QUEUE_OPENING):
         print("no queue-limit runs in serve.json here: the docs keep the table they show")
         lines += ["", *queue_kept]
+    if saved.get("malformed"):
+        lines += _malformed_lines(saved["malformed"])
+    elif malformed_kept := shown_table(DOCS, START, END, MALFORMED_OPENING):
+        print("no malformed-suite runs in serve.json here: the docs keep the tables they show")
+        lines += ["", *malformed_kept, "", *shown_table(DOCS, START, END, MALFORMED_SUMMARY)]
     for server, reason in saved.get("failures", {}).items():
         lines += ["", f"Not measured: {server}, which did not start: `{reason}`"]
     seen = next((e["metrics_seen"] for e in saved["entries"] if e.get("metrics_seen")), None)
@@ -583,6 +882,9 @@ def main() -> None:
     queue.add_argument("--targets", nargs="+", type=float, default=[0.0, 0.25])
     queue.add_argument("--repeats", type=int, default=2)
     queue.add_argument("--rates", nargs="+", type=float, default=[100, 140, 200, 280, 400])
+    bad = sub.add_parser("malformed", help="bad requests among concurrent good ones, a burst over the limits")
+    bad.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
+    bad.add_argument("--backend", default="onnx-int8")
     sub.add_parser("selftest")
     sub.add_parser("render")
     args = parser.parse_args()
@@ -590,6 +892,8 @@ def main() -> None:
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
     elif args.command == "queue":
         queue_limits(args.models, args.backend, args.limits, args.targets, args.repeats, args.rates)
+    elif args.command == "malformed":
+        malformed(args.models, args.backend)
     elif args.command == "calls":
         call_costs(args.models, args.backends)
     elif args.command == "calls-inner":

@@ -109,8 +109,9 @@ def test_the_sustainable_rate_must_hold_again_for_20_seconds(tmp_path: Path, mon
         return [again[rate] for rate, _ in phases]
 
     monkeypatch.setattr(module, "_open_loop", open_loop)
-    monkeypatch.setattr(module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(module, "_drain", lambda url, body: 4.5)  # before each candidate: the server is idle
     assert module._confirmed_rate("url", tmp_path, grid) == (100.0, [again[140.0], again[100.0]])
+    assert again[140.0]["drained_s"] == again[100.0]["drained_s"] == 4.5
     assert offered == [(140.0, module.CONFIRM_SECONDS), (100.0, module.CONFIRM_SECONDS)]
     again = {rate: run(rate, 600.0) for rate in again}  # none holds: no sustainable rate, no overload after it
     assert module._confirmed_rate("url", tmp_path, grid) == (None, list(again.values()))
@@ -129,7 +130,99 @@ def test_the_sustainable_rate_must_hold_again_for_20_seconds(tmp_path: Path, mon
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
     assert "| sustainable (req/s) | p99 ms there | sentences/s there |" in text
-    assert "| recovery p99 ms | control p99 ms | wrk 200 connections |" in text and "| 89.7 | 432.0 | " in text
+    assert "| recovery p99 ms | control p99 ms | recovered | wrk 200 connections |" in text
+    assert "| 89.7 | 432.0 | yes | " in text
     assert "again over 20 s more" in text
     assert "| polyembed | me5-small | torch | 1 | 25.0 (grid 35.0) | 321.0 | 25.0 | 74.1 |" in text
     assert "| infinity | me5-small | torch | 1 | 35.0 | 321.0 | 35.0 | - |" in text
+
+
+def test_recovery_is_judged_against_the_bound_then_the_control_and_the_acceptance_table_sums_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recovered: 'yes' within 500 ms; 'as control' above it but not above the same rate's p99 with no overload
+    before it; 'no' above both, or when any request got neither a 200 nor a 429. The acceptance table sets
+    polyembed against Infinity per backend class and int8 against torch, in sentences/s."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+
+    def result(recovery: float, control: float, statuses: dict[str, int] | None = None) -> dict:
+        return {"sustainable_per_s": 50.0,
+                "overload": [{"statuses": {"200": 800, "429": 200}, "p99_ms": 900.0},
+                             {"statuses": statuses or {"200": 1000}, "p99_ms": 600.0, "p99_last_half_ms": recovery}],
+                "control": [{"statuses": {"200": 1000}, "p99_last_half_ms": control}]}
+
+    assert module._recovered(result(480.0, 900.0)) == "yes"
+    assert module._recovered(result(700.0, 788.0)) == "as control"
+    assert module._recovered(result(700.0, 300.0)) == "no"
+    assert module._recovered(result(100.0, 90.0, {"200": 990, "TimeoutError": 10})) == "no"
+    assert module._recovered({"sustainable_per_s": None, "overload": None}) == "-"
+
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    for entry in stored["entries"]:
+        for found in entry["sizes"].values():
+            rate = found["sustainable_per_s"]
+            found["confirmation"] = [{"offered_per_s": rate, "statuses": {"200": 1}, "p99_ms": 100.0}] if rate else []
+            found["control"] = [{"statuses": {"200": 1}, "p99_last_half_ms": 50.0}] if rate else None
+    torch = next(e for e in stored["entries"] if (e["server"], e["backend"]) == ("polyembed", "torch"))
+    torch["sizes"]["1"]["overload"][-1]["p99_last_half_ms"] = 700.0  # above the bound and the control
+    int8 = next(e for e in stored["entries"] if e["backend"] == "onnx-int8")
+    int8["model"] = "me5-small"  # the fixture's int8 row stands in for me5-small's: a full comparison
+    int8["sizes"]["16"]["control"][0]["p99_last_half_ms"] = 700.0  # its recovery, 635.5 ms, is below it
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    acceptance = text[text.index("Acceptance:"):].split("\n\n")[1].splitlines()
+    sustainable = {(e["server"], e["backend"], size): r["sustainable_per_s"] * int(size)
+                   for e in stored["entries"] for size, r in e["sizes"].items()}
+    ours, theirs, quick = (sustainable[("polyembed", "torch", "1")], sustainable[("infinity", "torch", "1")],
+                           sustainable[("polyembed", "onnx-int8", "1")])
+    assert acceptance[2] == (f"| me5-small | 1 | {ours:g} | {theirs:g} | {quick:g} | - | {ours / theirs:.2f}x | - | "
+                             f"{quick / ours:.2f}x |")
+    assert len(acceptance) == 4  # me5-small with 1 and 16 sentences: the models polyembed was measured with
+    assert "Overload of polyembed's 4 rows: " in text
+    assert "starts once the server answers a request sent alone" not in text  # no row measured with the drain
+    for entry in stored["entries"]:
+        if entry["server"] == "infinity":
+            for found in entry["sizes"].values():
+                found["drained_s"] = {"grid": None, "control": 3.1}
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert ("starts once the server answers a request sent alone within 500 ms (a server that queues without bound "
+            "is otherwise still working for clients that gave up); the rows of polyembed me5-small onnx-int8, "
+            "polyembed me5-small torch paused 3 s instead.") in text
+    assert "0 answered with neither a 200 nor a 429; recovered in the last 10 s: 2 within 500 ms, 1 above it " \
+           "but not above their control, 1 not." in text
+
+
+def test_the_malformed_suite_renders_a_row_per_bad_request_and_one_per_model(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each bad request's status against the one the issue names, then per model the good traffic, the burst over
+    the concurrency limit and the probe; a later `run` on a checkout without these results keeps both tables."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    cases = module._malformed_cases(["A sentence of eight words and a few more."] * 40)
+    sizes = {name: len(body) for name, body, _ in cases}
+    assert sizes["body over --max-body-bytes 65536"] > 65536 > sizes["tokens over --max-request-tokens 256"]
+    answered = [{"case": name, "expected": expected, "status": expected or 422, "error": "bad | input"}
+                for name, _, expected in cases]
+    answered[-1]["status"] = 200  # a token cap that let a request through: counted as not expected
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    stored["malformed"] = {"minilm-en/onnx-int8": {
+        "limits": list(module.MALFORMED_LIMITS), "cases": answered,
+        "good": {"sent": 48, "statuses": {"200": 48}, "min_cosine_to_alone": 0.999812},
+        "burst": {"sent": 24, "statuses": {"200": 8, "429": 16}, "retry_after_on_every_429": True, "scrapes_during": 12,
+                  "in_flight_during": 8.0, "queue_depth_during": None},
+        "probe_identical": True, "requests_by_status": {"200": 59, "400": 4, "413": 2, "429": 16}}}
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert "| minilm-en | onnx-int8 | lone high surrogate | 400 | 400 | bad \\| input |" in text
+    assert "| minilm-en | onnx-int8 | truncated JSON | 4xx | 422 | bad \\| input |" in text
+    summary = ("| minilm-en | onnx-int8 | 9 of 10 | 200: 48 | 0.999812 | 200: 8, 429: 16 | yes | 8 / - | yes | "
+               "200: 59, 400: 4, 413: 2, 429: 16 |")
+    assert summary in text
+    del stored["malformed"]
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    module.render()
+    kept = docs.read_text(encoding="utf-8")
+    assert summary in kept and "| minilm-en | onnx-int8 | lone high surrogate | 400 | 400 | bad \\| input |" in kept
