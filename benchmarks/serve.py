@@ -3,7 +3,7 @@
   python benchmarks/serve.py selftest                      # the load generator's own ceiling (stub server)
   python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
       [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
-  python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--repeats 2]
+  python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--repeats 2] [--sizes 1]
   python benchmarks/serve.py malformed [--models minilm-en me5-small] [--backend onnx-int8]
   python benchmarks/serve.py render
 
@@ -373,12 +373,13 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
 
 
 def queue_limits(models: list[str], backend: str, limits: list[float], targets: list[float], repeats: int,
-                 rates: list[float]) -> None:
-    """Overload and recovery at each `--max-queue-seconds` and `--queue-target-seconds` (one sentence per
-    request): a lower limit or target leaves less queued work to drain once an overload stops. Each run finds its
-    own sustainable rate on the grid and overloads at twice it, as `run` does, then offers that rate once more
-    with no overload before it (the control: what the recovery's p99 is compared with); the runs alternate
-    between settings."""
+                 rates: list[float], sizes: tuple[int, ...] = (1,)) -> None:
+    """Overload and recovery at each `--max-queue-seconds` and `--queue-target-seconds` (requests of each of
+    `sizes` sentences; `rates` in sentences/s, as `run`); repeated, they show whether a recovery above the bound is
+    the server's or the machine's at that minute. A lower limit or target leaves less queued work to drain once an
+    overload stops. Each run finds its own sustainable rate on the grid and overloads at twice it, as `run` does,
+    then offers that rate once more with no overload before it (the control: what the recovery's p99 is compared
+    with); the runs alternate between settings."""
     texts = _sentences(512)
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:
@@ -389,25 +390,27 @@ def queue_limits(models: list[str], backend: str, limits: list[float], targets: 
             for limit, target in settings:
                 print(f"{model} {backend}: --max-queue-seconds {limit} --queue-target-seconds {target}, "
                       f"repeat {repeat + 1} of {repeats}", flush=True)
-                entry = _measure("polyembed", model, backend, None, rates, texts, sizes=(1,),
+                entry = _measure("polyembed", model, backend, None, rates, texts, sizes=sizes,
                                  options=("--max-queue-seconds", str(limit), "--queue-target-seconds", str(target)),
                                  closed_loop=False, control=True)
-                by_setting[f"{limit:g} / {target:g}"].append(entry["sizes"]["1"])
+                by_setting[f"{limit:g} / {target:g}"] += [{**result, "sentences_per_request": int(size)}
+                                                          for size, result in entry["sizes"].items()]
                 _save(saved)
     render()
 
 
 def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     """The table of `queue`: per run, the sustainable rate, the overload's statuses and p99, the recovery p99."""
-    lines = ["", f"{QUEUE_OPENING}, one sentence per request): each run finds its sustainable rate on the grid, "
+    lines = ["", f"{QUEUE_OPENING}): each run finds its sustainable rate on the grid, "
              "overloads at twice it for 10 s, then offers the sustainable rate for 20 s; statuses of both phases, "
              "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s; control: the "
              "sustainable rate for 20 s once more with no overload before it, p99 of the last 10 s (runs in the "
              "order made, alternating between settings; runs without a target predate the option, which then did "
-             "not exist):", "",
-             "| model | backend | --max-queue-seconds / --queue-target-seconds | sustainable (req/s) | "
-             "overload statuses | overload p99 ms | recovery p99 ms | control p99 ms |",
-             "|---|---|---|---|---|---|---|---|"]
+             "not exist; recovered: as in the main table):", "",
+             "| model | backend | sentences / request | --max-queue-seconds / --queue-target-seconds | "
+             "sustainable (req/s) | overload statuses | overload p99 ms | recovery p99 ms | control p99 ms | "
+             "recovered |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for key, by_setting in found.items():
         model, backend = key.rsplit("/", 1)
         for setting, runs in by_setting.items():
@@ -416,11 +419,12 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                 control = result.get("control")
                 overload = result.get("overload") or []
                 statuses = _overload_statuses(result)
-                lines.append(f"| {model} | {backend} | {label} | {result['sustainable_per_s'] or '-'} | "
+                lines.append(f"| {model} | {backend} | {result.get('sentences_per_request', 1)} | {label} | "
+                             f"{result['sustainable_per_s'] or '-'} | "
                              + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
                              f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
-                             f"{_control_cell(control)} |")
+                             f"{_control_cell(control)} | {_recovered(result)} |")
     return lines
 
 
@@ -882,6 +886,7 @@ def main() -> None:
     queue.add_argument("--targets", nargs="+", type=float, default=[0.0, 0.25])
     queue.add_argument("--repeats", type=int, default=2)
     queue.add_argument("--rates", nargs="+", type=float, default=[100, 140, 200, 280, 400])
+    queue.add_argument("--sizes", nargs="+", type=int, default=[1], help="sentences per request")
     bad = sub.add_parser("malformed", help="bad requests among concurrent good ones, a burst over the limits")
     bad.add_argument("--models", nargs="+", default=["minilm-en", "me5-small"])
     bad.add_argument("--backend", default="onnx-int8")
@@ -891,7 +896,8 @@ def main() -> None:
     if args.command == "run":
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
     elif args.command == "queue":
-        queue_limits(args.models, args.backend, args.limits, args.targets, args.repeats, args.rates)
+        queue_limits(args.models, args.backend, args.limits, args.targets, args.repeats, args.rates,
+                     tuple(args.sizes))
     elif args.command == "malformed":
         malformed(args.models, args.backend)
     elif args.command == "calls":

@@ -74,14 +74,16 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
                 "closed_loop": None}
 
     stored["queue_limits"] = {"org/model/onnx-int8": {"0.5": [result(140.0, 300.0), result(None, 0.0)],
-                                                      "1 / 0.25": [result(200.0, 450.0, 410.0)]}}
+                                                      "1 / 0.25": [{**result(200.0, 450.0, 410.0),
+                                                                    "sentences_per_request": 16}]}}
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
     queue = text[text.index(module.QUEUE_OPENING):]
     assert [line for line in queue.splitlines() if line.startswith("| org/model |")] == [
-        "| org/model | onnx-int8 | 0.5 / 0 | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 | - |",  # before targets
-        "| org/model | onnx-int8 | 0.5 / 0 | - | - | - | - | - |",  # never sustainable: no overload phase
-        "| org/model | onnx-int8 | 1 / 0.25 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 (429: 10) |"]
+        "| org/model | onnx-int8 | 1 | 0.5 / 0 | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 | - | yes |",  # no target
+        "| org/model | onnx-int8 | 1 | 0.5 / 0 | - | - | - | - | - | - |",  # never sustainable: no overload phase
+        "| org/model | onnx-int8 | 16 | 1 / 0.25 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 (429: 10) | "
+        "yes |"]
     del stored["queue_limits"]  # a later `run` on a checkout without them keeps the table the docs show
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     module.render()
