@@ -421,7 +421,7 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                 statuses = _overload_statuses(result)
                 lines.append(f"| {model} | {backend} | {result.get('sentences_per_request', 1)} | {label} | "
                              f"{result['sustainable_per_s'] or '-'} | "
-                             + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
+                             + _statuses_text(statuses)
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
                              f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
                              f"{_control_cell(control)} | {_recovered(result)} |")
@@ -674,6 +674,11 @@ def _malformed_on(url: str, texts: list[str]) -> dict[str, Any]:
                                    if line.startswith("polyembed_requests_total{")}}
 
 
+def _statuses_text(statuses: dict[str, int]) -> str:
+    """"200: 90, 429: 10" in code order ("-" for none)."""
+    return ", ".join(f"{code}: {count}" for code, count in sorted(statuses.items())) or "-"
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
@@ -708,13 +713,13 @@ def _malformed_lines(found: dict[str, dict[str, Any]]) -> list[str]:
         good, burst, cases = result["good"], result["burst"], result["cases"]
         expected = sum(400 <= c["status"] < 500 and c["status"] == (c["expected"] or c["status"]) for c in cases)
         lines.append(f"| {model} | {backend} | {expected} of {len(cases)} | "
-                     + ", ".join(f"{c}: {n}" for c, n in good["statuses"].items())
+                     + _statuses_text(good["statuses"])
                      + f" | {good['min_cosine_to_alone']} | "
-                     + ", ".join(f"{c}: {n}" for c, n in burst["statuses"].items())
+                     + _statuses_text(burst["statuses"])
                      + f" | {'yes' if burst['retry_after_on_every_429'] else 'no'} | "
                      f"{_number(burst['in_flight_during'])} / {_number(burst['queue_depth_during'])} | "
                      f"{'yes' if result['probe_identical'] else 'no'} | "
-                     + ", ".join(f"{c}: {n}" for c, n in sorted(result["requests_by_status"].items())) + " |")
+                     + _statuses_text(result["requests_by_status"]) + " |")
     return lines
 
 
@@ -750,7 +755,7 @@ def _save(payload: dict[str, Any]) -> None:
 def _cell(run: dict[str, Any] | None) -> str:
     if not run:
         return "-"
-    statuses = ", ".join(f"{code}: {count}" for code, count in sorted(run["statuses"].items()))
+    statuses = _statuses_text(run["statuses"])
     return f"{run['ok_per_s']}/s, p50 {run['p50_ms']} / p99 {run['p99_ms']} ms ({statuses})"
 
 
@@ -801,7 +806,7 @@ def render() -> None:
                 f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
                 + (_confirmed_cells(result) if confirmed else f"{sustainable or '-'} | ")
                 + f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
-                + (", ".join(f"{c}: {n}" for c, n in sorted(statuses.items())) or "-")
+                + _statuses_text(statuses)
                 + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
                 + (f"{_control_cell(result.get('control'))} | {_recovered(result)} | " if confirmed else "")
                 + f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
