@@ -12,8 +12,9 @@ Every server runs pinned to core 0 with one torch / onnxruntime thread, the load
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
 grid's 10 s and again over 20 s more: otherwise the next lower one), an overload at twice that rate for 10 s
-followed by 20 s at the sustainable rate (statuses; the p99 of the last 10 s: recovery), the control (that rate
-for 20 s once more with no overload before it: near capacity, p99 varies between runs on one machine), and wrk's
+followed by the sustainable rate for long enough that 100 requests leave after its first 10 s (40-120 s;
+statuses; recovery: the p99 of those requests, and of each 10 s), the control (the same phase once more with no
+overload before it: near capacity, p99 varies between runs on one machine), and wrk's
 closed loop with 200 connections. Each phase after an overloaded one waits until the server answers a request
 sent alone within the bound (`_drain`): a server that queues without bound is otherwise still working for
 clients that have given up. The open loop sends the 512 STS-B test sentences in turn (one or 16 per
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_sections import missing_tables, publish, shown_table
+from loadgen import SETTLE_S, WINDOW_S
 from result_files import cpu_description, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -54,6 +57,9 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALL
               "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
 P99_BOUND_MS = 500.0
 CONFIRM_SECONDS, CONFIRM_TRIES = 20.0, 3
+RECOVERY_REQUESTS, RECOVERY_SECONDS = 100, (40.0, 120.0)
+"""The recovery (and its control) lasts long enough that at least RECOVERY_REQUESTS are sent after its first
+`loadgen.SETTLE_S` (within the bounds): the p99 of fewer is the slowest single request, one stall of the machine."""
 DRAIN_SECONDS = 90.0
 """How long a phase waits for the work left by an overloaded one (`_drain`); after the grid, a server not done by
 then is restarted."""
@@ -236,12 +242,13 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                     server.restart()
                     _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])
                 sustainable, confirmation = _confirmed_rate(url, body, runs)
-                overload = (_open_loop(url, body, [(2 * sustainable, 10.0), (sustainable, 20.0)])
+                overload = (_open_loop(url, body, [(2 * sustainable, 10.0),
+                                                   (sustainable, _recovery_seconds(sustainable))])
                             if sustainable else None)
                 again = None
                 if control and sustainable:  # the recovery's rate again with no overload before it
                     drained["control"] = _drain(url, body, DRAIN_SECONDS)
-                    again = _open_loop(url, body, [(sustainable, 20.0)])
+                    again = _open_loop(url, body, [(sustainable, _recovery_seconds(sustainable))])
                 if closed_loop:
                     drained["closed_loop"] = _drain(url, body, DRAIN_SECONDS)
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
@@ -298,6 +305,43 @@ def _running(kind: str, model: str, setting: str, infinity: Path | None,
         yield server
     finally:
         server.stop()
+
+
+def _recovery_seconds(rate: float) -> float:
+    """The recovery phase's length at `rate` requests/s: RECOVERY_REQUESTS after the settling time, within bounds."""
+    least, most = RECOVERY_SECONDS
+    return float(min(most, max(least, SETTLE_S + math.ceil(RECOVERY_REQUESTS / rate))))
+
+
+_RECOVERY_TEXT = f"at least {RECOVERY_REQUESTS} requests sent from {SETTLE_S:g} s into it on"
+
+
+def _recovery_length(entries: list[dict[str, Any]]) -> str:
+    """How long the rows' recovery phases lasted: 40-120 s for RECOVERY_REQUESTS, 20 s in runs from before."""
+    short = [f"{e['server']} {e['model']} {e['backend']}" for e in entries
+             if any(r.get("overload") and r["overload"][-1]["seconds"] <= 20 for r in e["sizes"].values())]
+    least, most = RECOVERY_SECONDS
+    long_text = f"{least:g}-{most:g} s: {_RECOVERY_TEXT}"
+    if not short:
+        return long_text
+    return "20 s" if len(short) == len(entries) else f"{long_text}; the rows of {', '.join(short)}: 20 s"
+
+
+def _queue_recovery_length(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """How long the queue runs' recovery phases lasted (20 s in the runs from before RECOVERY_REQUESTS)."""
+    phases = [r["overload"][-1]["seconds"] for runs in found.values() for results in runs.values()
+              for r in results if r.get("overload")]
+    least, most = RECOVERY_SECONDS
+    short = sum(seconds <= 20 for seconds in phases)
+    if short == len(phases):
+        return "20 s"
+    return f"{least:g}-{most:g} s: {_RECOVERY_TEXT}" + (f"; {short} of the runs: 20 s" if short else "")
+
+
+def _recovery_p99(phase: dict[str, Any]) -> float | None:
+    """The p99 of a recovery or control phase from `SETTLE_S` into it. Runs from before its 40-s phases stored
+    the p99 of the second half of 20 s: the same requests."""
+    return phase.get("p99_after_settle_ms", phase.get("p99_last_half_ms"))
 
 
 def _drain(url: str, body: Path, seconds: float = 120.0) -> float | None:
@@ -369,7 +413,18 @@ def run(models: list[str], backends: list[str], infinity: Path | None, engines: 
                     failures[f"infinity {model} {engine}"] = reason.strip()[:400]
                     print(f"infinity {model} {engine} did not start: {reason}", flush=True)
                 _save(saved)
+    saved["entries"].sort(key=_table_order)
+    _save(saved)
     render()
+
+
+def _table_order(entry: dict[str, Any]) -> tuple[str, bool, int, str]:
+    """Rows by model, polyembed's first, backends fastest-last as in the acceptance table, whatever order the
+    entries were measured (or measured again) in."""
+    order = ["torch", "onnx", "onnx-int8", "openvino", "optimum"]
+    backend = entry["backend"]
+    return (entry["model"], entry["server"] != "polyembed",
+            order.index(backend) if backend in order else len(order), backend)
 
 
 def queue_limits(models: list[str], backend: str, limits: list[float], targets: list[float], repeats: int,
@@ -402,9 +457,10 @@ def queue_limits(models: list[str], backend: str, limits: list[float], targets: 
 def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     """The table of `queue`: per run, the sustainable rate, the overload's statuses and p99, the recovery p99."""
     lines = ["", f"{QUEUE_OPENING}): each run finds its sustainable rate on the grid, "
-             "overloads at twice it for 10 s, then offers the sustainable rate for 20 s; statuses of both phases, "
-             "overload p99 of the 200s of the 10 s at twice the rate, recovery p99 of the last 10 s; control: the "
-             "sustainable rate for 20 s once more with no overload before it, p99 of the last 10 s (runs in the "
+             f"overloads at twice it for 10 s, then offers the sustainable rate ({_queue_recovery_length(found)}); "
+             "statuses of both phases, overload p99 of the 200s of the 10 s at twice the rate, "
+             f"recovery p99 from {SETTLE_S:g} s on; control: the same phase once more with no overload before it "
+             "(runs in the "
              "order made, alternating between settings; runs without a target predate the option, which then did "
              "not exist; recovered: as in the main table):", "",
              "| model | backend | sentences / request | --max-queue-seconds / --queue-target-seconds | "
@@ -423,7 +479,7 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              f"{result['sustainable_per_s'] or '-'} | "
                              + _statuses_text(statuses)
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
-                             f"{overload[-1]['p99_last_half_ms'] if overload else '-'} | "
+                             f"{_recovery_p99(overload[-1]) if overload else '-'} | "
                              f"{_control_cell(control)} | {_recovered(result)} |")
     return lines
 
@@ -457,15 +513,15 @@ def _overload_statuses(result: dict[str, Any]) -> dict[str, int]:
 
 
 def _recovered(result: dict[str, Any]) -> str:
-    """Whether the sustainable p99 is back in the last 10 s of the recovery: "yes" within the bound; "as control"
+    """Whether the sustainable p99 is back `SETTLE_S` into the recovery: "yes" within the bound; "as control"
     above it but not above the control's (the same rate with no overload before it, measured a minute later: on a
     machine whose capacity moves, the rate's own p99 at that time); "no" otherwise, or when any request of the
     overload or the recovery got neither a 200 nor a 429."""
     overload = result.get("overload")
     if not overload:
         return "-"
-    recovery = overload[-1].get("p99_last_half_ms")
-    control = (result.get("control") or [{}])[0].get("p99_last_half_ms")
+    recovery = _recovery_p99(overload[-1])
+    control = _recovery_p99((result.get("control") or [{}])[0])
     if recovery is None or set(_overload_statuses(result)) - {"200", "429"}:
         return "no"
     if recovery <= P99_BOUND_MS:
@@ -506,18 +562,44 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
     verdicts = [_recovered(r) for r in ours_rows]
     lines += ["", f"Overload of polyembed's {len(ours_rows)} rows: "
               f"{sum(sum(_overload_statuses(r).values()) for r in ours_rows):,} requests, {failed} answered with "
-              f"neither a 200 nor a 429; recovered in the last 10 s: {verdicts.count('yes')} within "
+              f"neither a 200 nor a 429; recovered {SETTLE_S:g} s after the overload: {verdicts.count('yes')} within "
               f"{P99_BOUND_MS:.0f} ms, {verdicts.count('as control')} above it but not above their control, "
               f"{verdicts.count('no')} not."]
     return lines
 
 
+def _window_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """Recovery and control per 10 s for the rows that stored it: a p99 above the bound in one window with the
+    windows around it low is a stall of that moment (seen in the control as well), a run of them is the server."""
+    rows = [(e, size, r) for e in entries for size, r in e["sizes"].items()
+            if r.get("overload") and "p99_windows_ms" in r["overload"][-1] and r.get("control")]
+    if not rows:
+        return []
+
+    def windows(phase: dict[str, Any]) -> str:
+        return " / ".join(_number(v) for v in phase["p99_windows_ms"])
+
+    lines = ["", f"Recovery per {WINDOW_S:g} s: the p99 (ms) of the requests sent in each {WINDOW_S:g} s of the "
+             f"recovery phase and of its control, and how many were sent from {SETTLE_S:g} s on (what the recovered "
+             "column judges):", "",
+             f"| server | model | backend | sentences / request | rate (req/s) | seconds | requests from {SETTLE_S:g} "
+             f"s, recovery / control | recovery p99 per {WINDOW_S:g} s | control p99 per {WINDOW_S:g} s | recovered |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for entry, size, result in rows:
+        recovery, control = result["overload"][-1], result["control"][0]
+        lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
+                     f"{result['sustainable_per_s']:g} | {recovery['seconds']:g} | {recovery['requests_after_settle']} "
+                     f"/ {control['requests_after_settle']} | {windows(recovery)} | {windows(control)} | "
+                     f"{_recovered(result)} |")
+    return lines
+
+
 def _control_cell(control: list[dict[str, Any]] | None) -> str:
-    """The control's p99 of its last 10 s, with any status but 200 beside it (a rate refused without overload)."""
+    """The control's p99 from `SETTLE_S` on, with any status but 200 beside it (a rate refused without overload)."""
     if not control:
         return "-"
     other = {code: count for code, count in control[0]["statuses"].items() if code != "200"}
-    return f"{control[0]['p99_last_half_ms']}" + "".join(f" ({code}: {count})" for code, count in sorted(other.items()))
+    return f"{_recovery_p99(control[0])}" + "".join(f" ({code}: {count})" for code, count in sorted(other.items()))
 
 
 CALLS_OPENING = "Batches cut by length (`python benchmarks/serve.py calls`"
@@ -774,9 +856,10 @@ def render() -> None:
              + (f", in its 10 s on the grid and again over {CONFIRM_SECONDS:.0f} s more (otherwise the next lower "
                 "rate is tried; the grid's rate in brackets where it differs; p99 there: the confirming run)"
                 if confirmed else "") + ". Overload: twice that for 10 s, "
-             "then the sustainable rate for 20 s (statuses over both phases; recovery: p99 of the last 10 s"
-             + ("; control: the sustainable rate for 20 s once more, no overload before it, p99 "
-                f"of its last 10 s; recovered: 'yes' with the recovery p99 <= {P99_BOUND_MS:.0f} ms, 'as control' "
+             f"then the sustainable rate ({_recovery_length(saved['entries'])}; statuses over both phases; "
+             f"recovery: p99 of the requests sent from {SETTLE_S:g} s into it on"
+             + ("; control: the same phase once more, no overload before it, its p99 from "
+                f"{SETTLE_S:g} s on; recovered: 'yes' with the recovery p99 <= {P99_BOUND_MS:.0f} ms, 'as control' "
                 "above that but not above the control's, 'no' otherwise or if any request got neither a 200 nor a "
                 "429" if confirmed else "") + "). Raw "
              "encode: the same model and backend, plain `encode` with batch 64 on the same core, in sentences/s."
@@ -807,12 +890,13 @@ def render() -> None:
                 + (_confirmed_cells(result) if confirmed else f"{sustainable or '-'} | ")
                 + f"{sustainable * int(size) if sustainable else '-'} | {ceiling} | "
                 + _statuses_text(statuses)
-                + f" | {overload[-1]['p99_last_half_ms'] if overload else '-'} | "
+                + f" | {_recovery_p99(overload[-1]) if overload else '-'} | "
                 + (f"{_control_cell(result.get('control'))} | {_recovered(result)} | " if confirmed else "")
                 + f"{closed['requests_per_s']}/s, p50 {closed['p50_ms']} / p99 {closed['p99_ms']} ms, "
                 f"non-2xx {closed['non_2xx']} |")
     if confirmed:
         lines += _acceptance_lines(saved)
+    lines += _window_lines(saved["entries"])
 
     def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
         """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""

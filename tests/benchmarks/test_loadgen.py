@@ -41,6 +41,21 @@ def test_percentiles_take_the_nearest_rank(monkeypatch: pytest.MonkeyPatch) -> N
     assert loadgen.percentile(list(range(1, 101)), 99) == 99 and loadgen.percentile([], 50) is None
 
 
+def test_a_recovery_is_summarised_after_it_settles_and_per_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    loadgen = importlib.import_module("loadgen")
+    # phase 0: 10 s of overload; phase 1: 25 s at one request a second, slow for its first 10 s, then one hiccup
+    results = [(0, t * 0.1, 2.0, "200" if t % 2 else "429") for t in range(100)]
+    results += [(1, 10.0 + t, 0.9 if t < 10 else (0.7 if t == 17 else 0.1), "200") for t in range(25)]
+    results.append((1, 30.5, float("nan"), "TimeoutError"))
+    overload, recovery = loadgen.summary(results, [(10.0, 10.0), (1.0, 25.0)])
+    assert overload["p99_windows_ms"] == [2000.0] and overload["requests_after_settle"] == 0
+    assert recovery["requests_after_settle"] == 16  # scheduled from 10 s into the phase, the timeout included
+    assert recovery["p99_after_settle_ms"] == 700.0  # 15 answers: the nearest rank is the slowest one
+    assert recovery["p99_windows_ms"] == [900.0, 700.0, 100.0]
+    assert recovery["p99_last_half_ms"] == 700.0
+
+
 def test_bodies_from_json_lines_are_sent_in_turn(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     loadgen = importlib.import_module("loadgen")

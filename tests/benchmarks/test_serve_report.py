@@ -67,7 +67,8 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
     def result(sustainable: float | None, recovery: float, control: float | None = None) -> dict:
         overload = None if sustainable is None else [
             {"offered_per_s": 2 * sustainable, "statuses": {"200": 90, "429": 10}, "p99_ms": 900.0 + recovery},
-            {"offered_per_s": sustainable, "statuses": {"200": 300}, "p99_ms": 200.0, "p99_last_half_ms": recovery}]
+            {"offered_per_s": sustainable, "seconds": 20.0, "statuses": {"200": 300}, "p99_ms": 200.0,
+             "p99_last_half_ms": recovery}]
         again = None if control is None else [{"offered_per_s": sustainable, "statuses": {"200": 390, "429": 10},
                                                "p99_ms": 180.0, "p99_last_half_ms": control}]
         return {"open_loop": [], "sustainable_per_s": sustainable, "overload": overload, "control": again,
@@ -192,7 +193,7 @@ def test_recovery_is_judged_against_the_bound_then_the_control_and_the_acceptanc
     assert ("starts once the server answers a request sent alone within 500 ms (a server that queues without bound "
             "is otherwise still working for clients that gave up); the rows of polyembed me5-small onnx-int8, "
             "polyembed me5-small torch paused 3 s instead.") in text
-    assert "0 answered with neither a 200 nor a 429; recovered in the last 10 s: 2 within 500 ms, 1 above it " \
+    assert "0 answered with neither a 200 nor a 429; recovered 10 s after the overload: 2 within 500 ms, 1 above it " \
            "but not above their control, 1 not." in text
 
 
@@ -228,3 +229,43 @@ def test_the_malformed_suite_renders_a_row_per_bad_request_and_one_per_model(tmp
     module.render()
     kept = docs.read_text(encoding="utf-8")
     assert summary in kept and "| minilm-en | onnx-int8 | lone high surrogate | 400 | 400 | bad \\| input |" in kept
+
+
+def test_a_recovery_lasts_for_enough_requests_and_shows_per_window(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recovery and its control last long enough for 100 requests after their first 10 s (40-120 s), are judged
+    on those, and show a p99 per 10 s; rows stored with 20-s phases are named as such and judged on the same
+    requests (their second half)."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    assert [module._recovery_seconds(rate) for rate in (140.0, 4.375, 2.1875, 1.125, 0.5)] == [
+        40.0, 40.0, 56.0, 99.0, 120.0]
+
+    def phase(seconds: float, windows: list[float], after: float, rate: float = 4.375) -> dict:
+        return {"offered_per_s": rate, "seconds": seconds, "statuses": {"200": int(rate * seconds)},
+                "p99_ms": max(windows), "p99_last_half_ms": windows[-1], "p99_after_settle_ms": after,
+                "requests_after_settle": int(rate * (seconds - 10)), "p99_windows_ms": windows}
+
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    entry = next(e for e in stored["entries"] if e["server"] == "polyembed" and e["backend"] == "torch")
+    for found in entry["sizes"].values():
+        found["confirmation"] = [{"offered_per_s": 4.375, "statuses": {"200": 1}, "p99_ms": 100.0}]
+        found["sustainable_per_s"] = 4.375
+        found["overload"] = [{"statuses": {"200": 80, "429": 7}, "p99_ms": 900.0},
+                             phase(40.0, [812.0, 201.0, 640.0, 190.0], 230.0)]  # one slow stretch, not the p99
+        found["control"] = [phase(40.0, [180.0, 175.0, 170.0, 560.0], 560.0)]
+    for other in stored["entries"]:
+        for found in other["sizes"].values():
+            found.setdefault("confirmation", [{"offered_per_s": found["sustainable_per_s"], "statuses": {"200": 1},
+                                               "p99_ms": 100.0}] if found["sustainable_per_s"] else [])
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert (f"| polyembed | {entry['model']} | torch | 1 | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | "
+            "180 / 175 / 170 / 560 | yes |") in text
+    others = ", ".join(f"{e['server']} {e['model']} {e['backend']}" for e in stored["entries"] if e is not entry)
+    assert ("then the sustainable rate (40-120 s: at least 100 requests sent from 10 s into it on; the rows of "
+            f"{others}: 20 s; statuses over both phases;") in text
+    assert module._recovered(entry["sizes"]["1"]) == "yes"
+    entry["sizes"]["1"]["overload"][-1]["p99_after_settle_ms"] = 600.0  # above the bound and the control
+    assert module._recovered(entry["sizes"]["1"]) == "no"
