@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import sys
 import time
 from urllib.parse import urlsplit
@@ -28,6 +29,19 @@ KEEP_ALIVE_S = 4.0
 SETTLE_S = 10.0
 """A recovery's p99 counts from this far into the phase: issue 39 asks for the sustainable p99 back within 10 s."""
 WINDOW_S = 10.0
+STEAL_SAMPLE_S = 0.5
+
+
+def steal_seconds() -> float | None:
+    """CPU time the hypervisor gave to other guests, all CPUs together, since boot (the 'steal' field of
+    /proc/stat): a latency window with steal in it was slowed by the machine, not by the server. None where
+    the kernel does not report it."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = handle.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -76,6 +90,13 @@ class OpenLoop:
         self.timeout, self.max_connections = timeout, max_connections
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self.open = 0
+        self.steal: list[tuple[float, float]] = []
+        """(seconds since the run's start, `steal_seconds()`), every STEAL_SAMPLE_S while it runs."""
+
+    async def _sample_steal(self, start: float) -> None:
+        while (stolen := steal_seconds()) is not None:
+            self.steal.append((time.perf_counter() - start, stolen))
+            await asyncio.sleep(STEAL_SAMPLE_S)
 
     def _idle_connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         """The most recently used idle connection; those idle for KEEP_ALIVE_S or closed by the server are
@@ -114,6 +135,7 @@ class OpenLoop:
         results: list[tuple[int, float, float, str]] = []
         tasks: list[asyncio.Task] = []
         start = time.perf_counter()
+        sampler = asyncio.create_task(self._sample_steal(start))
         offset = 0.0
         for phase, (rate, duration) in enumerate(phases):
             for index in range(int(rate * duration)):
@@ -124,17 +146,28 @@ class OpenLoop:
                 tasks.append(asyncio.create_task(self._one(scheduled, phase, results)))
             offset += duration
         await asyncio.gather(*tasks)
+        sampler.cancel()
+        if (stolen := steal_seconds()) is not None:
+            self.steal.append((time.perf_counter() - start, stolen))
         for _, writer, _ in self.idle:
             writer.close()
         return [(phase, scheduled - start, latency, status) for phase, scheduled, latency, status in results]
 
 
-def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[float, float]]) -> list[dict]:
+def _steal_between(steal: list[tuple[float, float]], begin: float, end: float) -> float | None:
+    """Seconds stolen from `begin` to `end` (seconds since the start), from the samples nearest inside them."""
+    inside = [stolen for at, stolen in steal if begin - STEAL_SAMPLE_S / 2 <= at <= end + STEAL_SAMPLE_S]
+    return round(inside[-1] - inside[0], 2) if len(inside) > 1 else None
+
+
+def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[float, float]],
+            steal: list[tuple[float, float]] | None = None) -> list[dict]:
     """Per phase: offered rate, requests, statuses, achieved rate of 200s and latency percentiles (ms) of 200s;
     `p99_last_half_ms`: the p99 of 200s scheduled in the phase's second half; `p99_after_settle_ms`: of 200s
     scheduled from SETTLE_S into the phase (a recovery's p99 once the time it may take to recover has passed),
     `requests_after_settle` their count, all statuses; `p99_windows_ms`: the p99 of each WINDOW_S of the phase, so
-    a lone slow request shows apart from a slow stretch."""
+    a lone slow request shows apart from a slow stretch; `steal_windows_s`, with `steal` samples, the CPU seconds
+    the hypervisor took from this machine in each of those windows."""
     out = []
     start = 0.0
     for phase, (rate, duration) in enumerate(phases):
@@ -158,6 +191,10 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
                     "requests_after_settle": sum(r[1] >= start + SETTLE_S for r in mine),
                     "p99_windows_ms": [p99([r for r in ok if start + i * WINDOW_S <= r[1] < start + (i + 1) * WINDOW_S])
                                        for i in range(windows)]})
+        if steal:
+            out[-1]["steal_windows_s"] = [
+                _steal_between(steal, start + i * WINDOW_S, min(start + duration, start + (i + 1) * WINDOW_S))
+                for i in range(windows)]
         start += duration
     return out
 
@@ -226,7 +263,7 @@ def main() -> None:
     phases = [(float(rate), float(seconds)) for rate, seconds in (p.split(":") for p in args.phases.split(","))]
     generator = OpenLoop(args.url, read_bodies(args.body), args.timeout, args.max_connections)
     results = asyncio.run(generator.run(phases))
-    json.dump(summary(results, phases), sys.stdout)
+    json.dump(summary(results, phases, generator.steal), sys.stdout)
 
 
 if __name__ == "__main__":

@@ -576,21 +576,24 @@ def _window_lines(entries: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
 
-    def windows(phase: dict[str, Any]) -> str:
-        return " / ".join(_number(v) for v in phase["p99_windows_ms"])
+    def windows(phase: dict[str, Any], key: str = "p99_windows_ms") -> str:
+        return " / ".join(_number(v) for v in phase[key]) if key in phase else "-"
 
     lines = ["", f"Recovery per {WINDOW_S:g} s: the p99 (ms) of the requests sent in each {WINDOW_S:g} s of the "
              f"recovery phase and of its control, and how many were sent from {SETTLE_S:g} s on (what the recovered "
-             "column judges):", "",
+             "column judges); steal: CPU seconds the hypervisor took from this machine's two vCPUs in each "
+             "window (`/proc/stat`; '-' where not recorded), time in which neither server nor generator ran:", "",
              f"| server | model | backend | sentences / request | rate (req/s) | seconds | requests from {SETTLE_S:g} "
-             f"s, recovery / control | recovery p99 per {WINDOW_S:g} s | control p99 per {WINDOW_S:g} s | recovered |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             f"s, recovery / control | recovery p99 per {WINDOW_S:g} s | steal s | control p99 per {WINDOW_S:g} s | "
+             "steal s | recovered |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for entry, size, result in rows:
         recovery, control = result["overload"][-1], result["control"][0]
         lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
                      f"{result['sustainable_per_s']:g} | {recovery['seconds']:g} | {recovery['requests_after_settle']} "
-                     f"/ {control['requests_after_settle']} | {windows(recovery)} | {windows(control)} | "
-                     f"{_recovered(result)} |")
+                     f"/ {control['requests_after_settle']} | {windows(recovery)} | "
+                     f"{windows(recovery, 'steal_windows_s')} | {windows(control)} | "
+                     f"{windows(control, 'steal_windows_s')} | {_recovered(result)} |")
     return lines
 
 

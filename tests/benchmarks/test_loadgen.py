@@ -54,6 +54,17 @@ def test_a_recovery_is_summarised_after_it_settles_and_per_window(monkeypatch: p
     assert recovery["p99_after_settle_ms"] == 700.0  # 15 answers: the nearest rank is the slowest one
     assert recovery["p99_windows_ms"] == [900.0, 700.0, 100.0]
     assert recovery["p99_last_half_ms"] == 700.0
+    assert "steal_windows_s" not in recovery  # no samples: nothing claimed
+    steal = [(t / 2, 3.0 + (0.4 if t / 2 >= 27.0 else 0.0)) for t in range(0, 72)]  # 0.4 s taken at 27 s
+    overload, recovery = loadgen.summary(results, [(10.0, 10.0), (1.0, 25.0)], steal)
+    assert overload["steal_windows_s"] == [0.0] and recovery["steal_windows_s"] == [0.0, 0.4, 0.0]
+
+
+def test_steal_is_read_from_proc_stat_where_the_kernel_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    loadgen = importlib.import_module("loadgen")
+    stolen = loadgen.steal_seconds()
+    assert stolen is None or stolen >= 0.0
 
 
 def test_bodies_from_json_lines_are_sent_in_turn(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

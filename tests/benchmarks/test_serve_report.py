@@ -254,15 +254,16 @@ def test_a_recovery_lasts_for_enough_requests_and_shows_per_window(tmp_path: Pat
         found["sustainable_per_s"] = 4.375
         found["overload"] = [{"statuses": {"200": 80, "429": 7}, "p99_ms": 900.0},
                              phase(40.0, [812.0, 201.0, 640.0, 190.0], 230.0)]  # one slow stretch, not the p99
-        found["control"] = [phase(40.0, [180.0, 175.0, 170.0, 560.0], 560.0)]
+        found["control"] = [{**phase(40.0, [180.0, 175.0, 170.0, 560.0], 560.0),
+                             "steal_windows_s": [0.0, 0.0, 0.0, 0.35]}]  # the machine's, not the server's
     for other in stored["entries"]:
         for found in other["sizes"].values():
             found.setdefault("confirmation", [{"offered_per_s": found["sustainable_per_s"], "statuses": {"200": 1},
                                                "p99_ms": 100.0}] if found["sustainable_per_s"] else [])
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
-    assert (f"| polyembed | {entry['model']} | torch | 1 | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | "
-            "180 / 175 / 170 / 560 | yes |") in text
+    assert (f"| polyembed | {entry['model']} | torch | 1 | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | - | "
+            "180 / 175 / 170 / 560 | 0 / 0 / 0 / 0.35 | yes |") in text
     others = ", ".join(f"{e['server']} {e['model']} {e['backend']}" for e in stored["entries"] if e is not entry)
     assert ("then the sustainable rate (40-120 s: at least 100 requests sent from 10 s into it on; the rows of "
             f"{others}: 20 s; statuses over both phases;") in text
