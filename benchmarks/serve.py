@@ -310,10 +310,10 @@ def _running(kind: str, model: str, setting: str, infinity: Path | None,
 def _recovery_seconds(rate: float) -> float:
     """The recovery phase's length at `rate` requests/s: RECOVERY_REQUESTS after the settling time, within bounds."""
     least, most = RECOVERY_SECONDS
-    return float(min(most, max(least, SETTLE_S + math.ceil(RECOVERY_REQUESTS / rate))))
+    return float(min(most, max(least, SETTLE_S + math.ceil((RECOVERY_REQUESTS + 1) / rate))))
 
 
-_RECOVERY_TEXT = f"at least {RECOVERY_REQUESTS} requests sent from {SETTLE_S:g} s into it on"
+_RECOVERY_TEXT = f"about {RECOVERY_REQUESTS} requests sent from {SETTLE_S:g} s into it on"
 
 
 def _recovery_length(entries: list[dict[str, Any]]) -> str:
@@ -439,8 +439,10 @@ def queue_limits(models: list[str], backend: str, limits: list[float], targets: 
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:
         settings = [(limit, target) for limit in limits for target in targets]
-        by_setting: dict[str, list[dict[str, Any]]] = {f"{limit:g} / {target:g}": [] for limit, target in settings}
-        saved.setdefault("queue_limits", {})[f"{model}/{backend}"] = by_setting
+        by_setting: dict[str, list[dict[str, Any]]] = saved.setdefault("queue_limits", {}).setdefault(
+            f"{model}/{backend}", {})  # runs add to those stored: the table lists every run in the order made
+        for limit, target in settings:
+            by_setting.setdefault(f"{limit:g} / {target:g}", [])
         for repeat in range(repeats):
             for limit, target in settings:
                 print(f"{model} {backend}: --max-queue-seconds {limit} --queue-target-seconds {target}, "
@@ -481,7 +483,11 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
                              f"{_recovery_p99(overload[-1]) if overload else '-'} | "
                              f"{_control_cell(control)} | {_recovered(result)} |")
-    return lines
+    return lines + _window_lines(
+        [([*key.rsplit("/", 1), str(r.get("sentences_per_request", 1)), setting], r)
+         for key, by_setting in found.items() for setting, runs in by_setting.items() for r in runs],
+        ["model", "backend", "sentences / request", "--max-queue-seconds / --queue-target-seconds"],
+        f"Queue runs per {WINDOW_S:g} s")
 
 
 def _confirmed_cells(result: dict[str, Any]) -> str:
@@ -568,10 +574,11 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _window_lines(entries: list[dict[str, Any]]) -> list[str]:
-    """Recovery and control per 10 s for the rows that stored it: a p99 above the bound in one window with the
-    windows around it low is a stall of that moment (seen in the control as well), a run of them is the server."""
-    rows = [(e, size, r) for e in entries for size, r in e["sizes"].items()
+def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str], opening: str) -> list[str]:
+    """Recovery and control per 10 s for the runs that stored it (`rows`: the cells that name a run under
+    `heads`, and its result): a p99 above the bound in one window with the windows around it low is a stall of
+    that moment (seen in the control as well), a run of them is the server."""
+    rows = [(cells, r) for cells, r in rows
             if r.get("overload") and "p99_windows_ms" in r["overload"][-1] and r.get("control")]
     if not rows:
         return []
@@ -579,20 +586,19 @@ def _window_lines(entries: list[dict[str, Any]]) -> list[str]:
     def windows(phase: dict[str, Any], key: str = "p99_windows_ms") -> str:
         return " / ".join(_number(v) for v in phase[key]) if key in phase else "-"
 
-    lines = ["", f"Recovery per {WINDOW_S:g} s: the p99 (ms) of the requests sent in each {WINDOW_S:g} s of the "
-             f"recovery phase and of its control, and how many were sent from {SETTLE_S:g} s on (what the recovered "
-             "column judges); steal: CPU seconds the hypervisor took from this machine's two vCPUs in each "
-             "window (`/proc/stat`; '-' where not recorded), time in which neither server nor generator ran:", "",
-             f"| server | model | backend | sentences / request | rate (req/s) | seconds | requests from {SETTLE_S:g} "
-             f"s, recovery / control | recovery p99 per {WINDOW_S:g} s | steal s | control p99 per {WINDOW_S:g} s | "
-             "steal s | recovered |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for entry, size, result in rows:
+    lines = ["", f"{opening}: the p99 (ms) of the requests sent in each {WINDOW_S:g} s of the recovery phase and of "
+             f"its control, and how many were sent from {SETTLE_S:g} s on (what the recovered column judges); steal: "
+             "CPU seconds the hypervisor took from this machine's two vCPUs in each window (`/proc/stat`; '-' where "
+             "not recorded), time in which neither server nor generator ran:", "",
+             "| " + " | ".join(heads) + f" | rate (req/s) | seconds | requests from {SETTLE_S:g} s, recovery / "
+             f"control | recovery p99 per {WINDOW_S:g} s | steal s | control p99 per {WINDOW_S:g} s | steal s | "
+             "recovered |",
+             "|" + "---|" * (len(heads) + 8)]
+    for cells, result in rows:
         recovery, control = result["overload"][-1], result["control"][0]
-        lines.append(f"| {entry['server']} | {entry['model']} | {entry['backend']} | {size} | "
-                     f"{result['sustainable_per_s']:g} | {recovery['seconds']:g} | {recovery['requests_after_settle']} "
-                     f"/ {control['requests_after_settle']} | {windows(recovery)} | "
-                     f"{windows(recovery, 'steal_windows_s')} | {windows(control)} | "
+        lines.append("| " + " | ".join(cells) + f" | {result['sustainable_per_s']:g} | {recovery['seconds']:g} | "
+                     f"{recovery['requests_after_settle']} / {control['requests_after_settle']} | "
+                     f"{windows(recovery)} | {windows(recovery, 'steal_windows_s')} | {windows(control)} | "
                      f"{windows(control, 'steal_windows_s')} | {_recovered(result)} |")
     return lines
 
@@ -899,7 +905,9 @@ def render() -> None:
                 f"non-2xx {closed['non_2xx']} |")
     if confirmed:
         lines += _acceptance_lines(saved)
-    lines += _window_lines(saved["entries"])
+    lines += _window_lines([([e["server"], e["model"], e["backend"], size], r) for e in saved["entries"]
+                            for size, r in e["sizes"].items()],
+                           ["server", "model", "backend", "sentences / request"], f"Recovery per {WINDOW_S:g} s")
 
     def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
         """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""
