@@ -165,7 +165,8 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
     """Per phase: offered rate, requests, statuses, achieved rate of 200s and latency percentiles (ms) of 200s;
     `p99_last_half_ms`: the p99 of 200s scheduled in the phase's second half; `p99_after_settle_ms`: of 200s
     scheduled from SETTLE_S into the phase (a recovery's p99 once the time it may take to recover has passed),
-    `requests_after_settle` their count, all statuses; `p99_windows_ms`: the p99 of each WINDOW_S of the phase, so
+    `requests_after_settle` their count, all statuses, `latencies_after_settle_ms` the 200s' latencies (sorted: what a
+    comparison with another phase needs); `p99_windows_ms`: the p99 of each WINDOW_S of the phase, so
     a lone slow request shows apart from a slow stretch; `steal_windows_s`, with `steal` samples, the CPU seconds
     the hypervisor took from this machine in each of those windows."""
     out = []
@@ -189,6 +190,7 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
                     "p99_last_half_ms": p99([r for r in ok if r[1] >= start + duration / 2]),
                     "p99_after_settle_ms": p99([r for r in ok if r[1] >= start + SETTLE_S]),
                     "requests_after_settle": sum(r[1] >= start + SETTLE_S for r in mine),
+                    "latencies_after_settle_ms": sorted(round(r[2] * 1000, 1) for r in ok if r[1] >= start + SETTLE_S),
                     "p99_windows_ms": [p99([r for r in ok if start + i * WINDOW_S <= r[1] < start + (i + 1) * WINDOW_S])
                                        for i in range(windows)]})
         if steal:
