@@ -307,6 +307,14 @@ def _running(kind: str, model: str, setting: str, infinity: Path | None,
         server.stop()
 
 
+def _confirm_seconds(rate: float) -> float:
+    """How long a candidate rate must hold the bound again: CONFIRM_SECONDS, or as long as RECOVERY_REQUESTS
+    take where that is longer. Its p99 is then over as many requests as the recovery's it is later compared with:
+    over the 22 requests of 20 s at 1.125 requests/s it is the slowest one, and a rate confirmed on it by chance
+    misses the bound over the recovery's 100 whether or not an overload came before."""
+    return float(max(CONFIRM_SECONDS, math.ceil(RECOVERY_REQUESTS / rate)))
+
+
 def _recovery_seconds(rate: float) -> float:
     """The recovery phase's length at `rate` requests/s: RECOVERY_REQUESTS after the settling time, within bounds."""
     least, most = RECOVERY_SECONDS
@@ -314,6 +322,24 @@ def _recovery_seconds(rate: float) -> float:
 
 
 _RECOVERY_TEXT = f"about {RECOVERY_REQUESTS} requests sent from {SETTLE_S:g} s into it on"
+
+
+def _confirm_length(entries: list[dict[str, Any]]) -> str:
+    """How long the confirmation ran: `_confirm_seconds`, or 20 s in the rows measured before it."""
+    def name(entry: dict[str, Any]) -> str:
+        return f"{entry['server']} {entry['model']} {entry['backend']}"
+
+    def short(result: dict[str, Any]) -> bool:
+        ran = result["confirmation"][-1].get("seconds", CONFIRM_SECONDS)
+        return ran < _confirm_seconds(result["sustainable_per_s"])
+
+    confirmed = [e for e in entries if any(r.get("sustainable_per_s") for r in e["sizes"].values())]
+    old = [name(e) for e in confirmed if any(short(r) for r in e["sizes"].values() if r.get("sustainable_per_s"))]
+    text = f"{CONFIRM_SECONDS:.0f} s more"
+    if len(old) == len(confirmed):
+        return text
+    return (f"{text}, or as long as {RECOVERY_REQUESTS} requests take where that is longer"
+            + (f" (the rows of {', '.join(old)}: {text})" if old else ""))
 
 
 def _recovery_length(entries: list[dict[str, Any]]) -> str:
@@ -373,7 +399,7 @@ def _within_bound(run: dict[str, Any]) -> bool:
 
 def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[float | None, list[dict[str, Any]]]:
     """The sustainable rate and the runs that confirmed it: the grid's 10-s runs that got all 200s with p99 within
-    the bound are candidates, and the highest that keeps it for CONFIRM_SECONDS more (each once the work left by
+    the bound are candidates, and the highest that keeps it for `_confirm_seconds` more (each once the work left by
     the runs before it is done: `_drain`) is the rate the overload and the recovery use. Near capacity a rate's p99
     varies from run to run; one that met the bound once by chance would make every later phase at it look slow. At
     most CONFIRM_TRIES candidates, from the highest down."""
@@ -381,7 +407,7 @@ def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[f
     tried: list[dict[str, Any]] = []
     for rate in candidates[:CONFIRM_TRIES]:
         drained = _drain(url, body)
-        tried += _open_loop(url, body, [(rate, CONFIRM_SECONDS)])
+        tried += _open_loop(url, body, [(rate, _confirm_seconds(rate))])
         tried[-1]["drained_s"] = drained
         if _within_bound(tried[-1]):
             return rate, tried
@@ -887,8 +913,9 @@ def render() -> None:
              f"`{command}` ({saved['machine']}): each server pinned to one core with one thread, the open-loop "
              "generator (`benchmarks/loadgen.py`) and wrk on the other. Sustainable: the highest offered rate "
              f"whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms"
-             + (f", in its 10 s on the grid and again over {CONFIRM_SECONDS:.0f} s more (otherwise the next lower "
-                "rate is tried; the grid's rate in brackets where it differs; p99 there: the confirming run)"
+             + (f", in its 10 s on the grid and again over {_confirm_length(saved['entries'])} (otherwise "
+                "the next lower rate is tried; the grid's rate in brackets where it differs; p99 there: the "
+                "confirming run)"
                 if confirmed else "") + ". Overload: twice that for 10 s, "
              f"then the sustainable rate ({_recovery_length(saved['entries'])}; statuses over both phases; "
              f"recovery: p99 of the requests sent from {SETTLE_S:g} s into it on"
