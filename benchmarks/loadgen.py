@@ -90,6 +90,8 @@ class OpenLoop:
         self.timeout, self.max_connections = timeout, max_connections
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self.open = 0
+        self.started_epoch = 0.0
+        """Wall-clock time (`time.time()`) of the first phase's start: other samplers align with the phases by it."""
         self.steal: list[tuple[float, float]] = []
         """(seconds since the run's start, `steal_seconds()`), every STEAL_SAMPLE_S while it runs."""
 
@@ -135,6 +137,7 @@ class OpenLoop:
         results: list[tuple[int, float, float, str]] = []
         tasks: list[asyncio.Task] = []
         start = time.perf_counter()
+        self.started_epoch = time.time()
         sampler = asyncio.create_task(self._sample_steal(start))
         offset = 0.0
         for phase, (rate, duration) in enumerate(phases):
@@ -265,7 +268,12 @@ def main() -> None:
     phases = [(float(rate), float(seconds)) for rate, seconds in (p.split(":") for p in args.phases.split(","))]
     generator = OpenLoop(args.url, read_bodies(args.body), args.timeout, args.max_connections)
     results = asyncio.run(generator.run(phases))
-    json.dump(summary(results, phases, generator.steal), sys.stdout)
+    out = summary(results, phases, generator.steal)
+    offset = 0.0
+    for phase, (_, seconds) in zip(out, phases, strict=True):
+        phase["started_epoch_s"] = round(generator.started_epoch + offset, 3)
+        offset += seconds
+    json.dump(out, sys.stdout)
 
 
 if __name__ == "__main__":

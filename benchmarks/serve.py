@@ -35,6 +35,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -92,11 +93,69 @@ def _wait_ready(process: subprocess.Popen, url: str, seconds: float = 600) -> No
     raise SystemExit(f"no ready answer from {url} within {seconds:.0f} s")
 
 
-def _open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[dict[str, Any]]:
+def _open_loop(url: str, body: Path, phases: list[tuple[float, float]],
+               metrics_url: str | None = None) -> list[dict[str, Any]]:
+    """`loadgen.py` at the phases' rates; with `metrics_url` (polyembed's /metrics), the server's own account of
+    each window as well (`_server_windows`)."""
     spec = ",".join(f"{rate}:{seconds}" for rate, seconds in phases)
-    done = subprocess.run(["taskset", "-c", CLIENT_CORE, sys.executable, str(HERE / "loadgen.py"), "run", "--url", url,
-                           "--body", str(body), "--phases", spec], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    samples: list[tuple[float, float, float]] = []
+    done_event = threading.Event()
+    sampler = threading.Thread(target=_sample_metrics, args=(metrics_url, samples, done_event), daemon=True)
+    if metrics_url:
+        sampler.start()
+    try:
+        done = subprocess.run(["taskset", "-c", CLIENT_CORE, sys.executable, str(HERE / "loadgen.py"), "run", "--url",
+                               url, "--body", str(body), "--phases", spec], capture_output=True, text=True, check=True)
+    finally:
+        done_event.set()
+        if metrics_url:
+            sampler.join()
+    found = json.loads(done.stdout)
+    if samples:
+        for phase in found:
+            if "started_epoch_s" in phase:
+                phase["server_windows"] = _server_windows(samples, phase["started_epoch_s"], phase["seconds"])
+    return found
+
+
+def _sample_metrics(metrics_url: str | None, samples: list[tuple[float, float, float]],
+                    done: threading.Event) -> None:
+    """Every second until `done`: (wall-clock time, model seconds, padded tokens) as the server counts them."""
+    import httpx
+
+    while metrics_url and not done.is_set():
+        try:
+            text = httpx.get(metrics_url, timeout=5).text
+        except httpx.HTTPError:
+            text = ""
+        if text:
+            samples.append((time.time(), _metric_total(text, "polyembed_encode_duration_seconds_sum"),
+                            _metric_total(text, "polyembed_batch_padded_tokens_sum")))
+        done.wait(1.0)
+
+
+def _metric_total(text: str, name: str) -> float:
+    """The sum of a metric's samples over its labels in Prometheus' text format."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith((name + " ", name + "{")))
+
+
+def _server_windows(samples: list[tuple[float, float, float]], started: float, seconds: float) -> list[dict | None]:
+    """Per WINDOW_S of a phase, from the server's /metrics: the share of the window its model calls took
+    (`model_busy`) and their cost (`model_ms_per_1k_tokens`, per thousand padded tokens). The same cost with a high
+    latency is queueing; a higher cost is a slower machine (same calls, more time); a low share with a high latency
+    is time lost outside the model. None where the samples do not cover a window."""
+    out: list[dict | None] = []
+    for index in range(math.ceil(seconds / WINDOW_S - 1e-9)):
+        begin, end = started + index * WINDOW_S, started + min(seconds, (index + 1) * WINDOW_S)
+        inside = [s for s in samples if begin - 0.5 <= s[0] <= end + 0.5]
+        if len(inside) < 2 or inside[-1][0] - inside[0][0] < WINDOW_S / 2:
+            out.append(None)
+            continue
+        (t0, model0, tokens0), (t1, model1, tokens1) = inside[0], inside[-1]
+        model, tokens = model1 - model0, tokens1 - tokens0
+        out.append({"model_busy": round(model / (t1 - t0), 3),
+                    "model_ms_per_1k_tokens": round(1e6 * model / tokens, 1) if tokens else None})
+    return out
 
 
 def _wrk(url: str, body: Path, connections: int = 200, seconds: int = 10) -> dict[str, Any]:
@@ -242,13 +301,14 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                     server.restart()
                     _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])
                 sustainable, confirmation = _confirmed_rate(url, body, runs)
+                metrics = url.replace("/v1/embeddings", "/metrics") if kind == "polyembed" else None
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0),
-                                                   (sustainable, _recovery_seconds(sustainable))])
+                                                   (sustainable, _recovery_seconds(sustainable))], metrics)
                             if sustainable else None)
                 again = None
                 if control and sustainable:  # the recovery's rate again with no overload before it
                     drained["control"] = _drain(url, body, DRAIN_SECONDS)
-                    again = _open_loop(url, body, [(sustainable, _recovery_seconds(sustainable))])
+                    again = _open_loop(url, body, [(sustainable, _recovery_seconds(sustainable))], metrics)
                 if closed_loop:
                     drained["closed_loop"] = _drain(url, body, DRAIN_SECONDS)
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
@@ -637,20 +697,33 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
     def windows(phase: dict[str, Any], key: str = "p99_windows_ms") -> str:
         return " / ".join(_number(v) for v in phase[key]) if key in phase else "-"
 
+    def server(phase: dict[str, Any]) -> str:
+        if "server_windows" not in phase:
+            return "-"
+        return " / ".join("-" if w is None else f"{_number(w['model_ms_per_1k_tokens'])} ({w['model_busy']:.0%})"
+                          for w in phase["server_windows"])
+
+    accounted = any("server_windows" in r["overload"][-1] for _, r in rows)
+
     lines = ["", f"{opening}: the p99 (ms) of the requests sent in each {WINDOW_S:g} s of the recovery phase and of "
              f"its control, and how many were sent from {SETTLE_S:g} s on (what the recovered column judges); steal: "
              "CPU seconds the hypervisor took from this machine's two vCPUs in each window (`/proc/stat`; '-' where "
-             "not recorded), time in which neither server nor generator ran:", "",
+             "not recorded), time in which neither server nor generator ran"
+             + ("; model: the server's own /metrics per window, milliseconds of model calls per thousand padded "
+                "tokens and (in brackets) the share of the window they took: the same cost with a higher latency "
+                "is queueing, a higher cost a slower machine" if accounted else "") + ":", "",
              "| " + " | ".join(heads) + f" | rate (req/s) | seconds | requests from {SETTLE_S:g} s, recovery / "
-             f"control | recovery p99 per {WINDOW_S:g} s | steal s | control p99 per {WINDOW_S:g} s | steal s | "
-             "recovered |",
-             "|" + "---|" * (len(heads) + 8)]
+             f"control | recovery p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "")
+             + f"control p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "") + "recovered |",
+             "|" + "---|" * (len(heads) + 8 + 2 * accounted)]
     for cells, result in rows:
         recovery, control = result["overload"][-1], result["control"][0]
         lines.append("| " + " | ".join(cells) + f" | {result['sustainable_per_s']:g} | {recovery['seconds']:g} | "
                      f"{recovery['requests_after_settle']} / {control['requests_after_settle']} | "
-                     f"{windows(recovery)} | {windows(recovery, 'steal_windows_s')} | {windows(control)} | "
-                     f"{windows(control, 'steal_windows_s')} | {_recovered(result)} |")
+                     f"{windows(recovery)} | {windows(recovery, 'steal_windows_s')} | "
+                     + (f"{server(recovery)} | " if accounted else "")
+                     + f"{windows(control)} | {windows(control, 'steal_windows_s')} | "
+                     + (f"{server(control)} | " if accounted else "") + f"{_recovered(result)} |")
     return lines
 
 

@@ -297,3 +297,19 @@ def test_a_recovery_above_the_bound_is_compared_with_its_control_by_a_test_not_b
     assert module._recovered(result(phase(1, refused=11, p99=700.0), phase(2, p99=650.0))) == "no"  # 429s count
     assert module._recovered(result(phase(2, p99=400.0), phase(0, p99=90.0))) == "yes"  # within the bound
     assert module._slower_than_control({"p99_after_settle_ms": 700.0}, phase(2)) is None  # kept no latencies
+
+
+def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per 10 s of a phase, the share of time in model calls and their cost per thousand padded tokens, from
+    /metrics sampled every second; a window the samples do not cover is None."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    module = importlib.import_module("serve")
+    text = ('# HELP polyembed_encode_duration_seconds Model time per model call.\n'
+            'polyembed_encode_duration_seconds_sum 12.5\npolyembed_encode_duration_seconds_count 40.0\n'
+            'polyembed_batch_padded_tokens_sum{model="a"} 1000.0\npolyembed_batch_padded_tokens_sum{model="b"} 500.0\n')
+    assert module._metric_total(text, "polyembed_encode_duration_seconds_sum") == 12.5
+    assert module._metric_total(text, "polyembed_batch_padded_tokens_sum") == 1500.0
+    # 10 s at half busy, 40 ms per 1k tokens; then 10 s fully busy at twice the cost; samples stop at 20 s
+    samples = [(100.0 + t, 0.5 * t if t <= 10 else 5.0 + (t - 10), 12500.0 * t) for t in range(0, 21)]
+    assert module._server_windows(samples, 100.0, 30.0) == [
+        {"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0}, {"model_busy": 1.0, "model_ms_per_1k_tokens": 80.0}, None]
