@@ -93,22 +93,26 @@ def _wait_ready(process: subprocess.Popen, url: str, seconds: float = 600) -> No
     raise SystemExit(f"no ready answer from {url} within {seconds:.0f} s")
 
 
-def _open_loop(url: str, body: Path, phases: list[tuple[float, float]],
-               metrics_url: str | None = None) -> list[dict[str, Any]]:
-    """`loadgen.py` at the phases' rates; with `metrics_url` (polyembed's /metrics), the server's own account of
-    each window as well (`_server_windows`)."""
+_Sample = tuple[float, float | None, float | None, float | None]
+"""(wall-clock time, model seconds, padded tokens, CPU seconds of the server process)."""
+
+
+def _open_loop(url: str, body: Path, phases: list[tuple[float, float]], metrics_url: str | None = None,
+               pid: int | None = None) -> list[dict[str, Any]]:
+    """`loadgen.py` at the phases' rates; with `metrics_url` (polyembed's /metrics) or the server's `pid`, the
+    server's own account of each window as well (`_server_windows`)."""
     spec = ",".join(f"{rate}:{seconds}" for rate, seconds in phases)
-    samples: list[tuple[float, float, float]] = []
+    samples: list[_Sample] = []
     done_event = threading.Event()
-    sampler = threading.Thread(target=_sample_metrics, args=(metrics_url, samples, done_event), daemon=True)
-    if metrics_url:
+    sampler = threading.Thread(target=_sample_server, args=(metrics_url, pid, samples, done_event), daemon=True)
+    if metrics_url or pid:
         sampler.start()
     try:
         done = subprocess.run(["taskset", "-c", CLIENT_CORE, sys.executable, str(HERE / "loadgen.py"), "run", "--url",
                                url, "--body", str(body), "--phases", spec], capture_output=True, text=True, check=True)
     finally:
         done_event.set()
-        if metrics_url:
+        if sampler.is_alive():
             sampler.join()
     found = json.loads(done.stdout)
     if samples:
@@ -118,20 +122,29 @@ def _open_loop(url: str, body: Path, phases: list[tuple[float, float]],
     return found
 
 
-def _sample_metrics(metrics_url: str | None, samples: list[tuple[float, float, float]],
-                    done: threading.Event) -> None:
-    """Every second until `done`: (wall-clock time, model seconds, padded tokens) as the server counts them."""
+def _sample_server(metrics_url: str | None, pid: int | None, samples: list[_Sample], done: threading.Event) -> None:
+    """Every second until `done`: (wall-clock time, model seconds and padded tokens as the server counts them,
+    CPU seconds of the server process), None for what is not there."""
     import httpx
 
-    while metrics_url and not done.is_set():
-        try:
-            text = httpx.get(metrics_url, timeout=5).text
-        except httpx.HTTPError:
-            text = ""
-        if text:
-            samples.append((time.time(), _metric_total(text, "polyembed_encode_duration_seconds_sum"),
-                            _metric_total(text, "polyembed_batch_padded_tokens_sum")))
+    while not done.is_set():
+        text = ""
+        if metrics_url:
+            with contextlib.suppress(httpx.HTTPError):
+                text = httpx.get(metrics_url, timeout=5).text
+        samples.append((time.time(), _metric_total(text, "polyembed_encode_duration_seconds_sum") if text else None,
+                        _metric_total(text, "polyembed_batch_padded_tokens_sum") if text else None,
+                        _cpu_seconds(pid) if pid else None))
         done.wait(1.0)
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds of a process, all its threads (/proc/PID/stat); None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _metric_total(text: str, name: str) -> float:
@@ -139,11 +152,12 @@ def _metric_total(text: str, name: str) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith((name + " ", name + "{")))
 
 
-def _server_windows(samples: list[tuple[float, float, float]], started: float, seconds: float) -> list[dict | None]:
+def _server_windows(samples: list[_Sample], started: float, seconds: float) -> list[dict | None]:
     """Per WINDOW_S of a phase, from the server's /metrics: the share of the window its model calls took
-    (`model_busy`) and their cost (`model_ms_per_1k_tokens`, per thousand padded tokens). The same cost with a high
-    latency is queueing; a higher cost is a slower machine (same calls, more time); a low share with a high latency
-    is time lost outside the model. None where the samples do not cover a window."""
+    (`model_busy`) and their cost (`model_ms_per_1k_tokens`, per thousand padded tokens); from /proc, the share of
+    the core the whole server process used (`cpu_busy`: model, HTTP, tokenising). The same cost with a high latency
+    is queueing; a higher cost is a slower machine (same calls, more time); a CPU share near 1 is a saturated core;
+    a low one with a high latency is time lost waiting. None where the samples do not cover a window."""
     out: list[dict | None] = []
     for index in range(math.ceil(seconds / WINDOW_S - 1e-9)):
         begin, end = started + index * WINDOW_S, started + min(seconds, (index + 1) * WINDOW_S)
@@ -151,10 +165,16 @@ def _server_windows(samples: list[tuple[float, float, float]], started: float, s
         if len(inside) < 2 or inside[-1][0] - inside[0][0] < WINDOW_S / 2:
             out.append(None)
             continue
-        (t0, model0, tokens0), (t1, model1, tokens1) = inside[0], inside[-1]
-        model, tokens = model1 - model0, tokens1 - tokens0
-        out.append({"model_busy": round(model / (t1 - t0), 3),
-                    "model_ms_per_1k_tokens": round(1e6 * model / tokens, 1) if tokens else None})
+        first, last = inside[0], inside[-1]
+        span = last[0] - first[0]
+        window: dict[str, float | None] = {}
+        if first[1] is not None and last[1] is not None and first[2] is not None and last[2] is not None:
+            model, tokens = last[1] - first[1], last[2] - first[2]
+            window |= {"model_busy": round(model / span, 3),
+                       "model_ms_per_1k_tokens": round(1e6 * model / tokens, 1) if tokens else None}
+        if first[3] is not None and last[3] is not None:
+            window["cpu_busy"] = round((last[3] - first[3]) / span, 3)
+        out.append(window or None)
     return out
 
 
@@ -302,13 +322,14 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
                     _open_loop(url, body, [(min(20.0, offered[0]), 3.0)])
                 sustainable, confirmation = _confirmed_rate(url, body, runs)
                 metrics = url.replace("/v1/embeddings", "/metrics") if kind == "polyembed" else None
+                pid = server.process.pid if server.process else None
                 overload = (_open_loop(url, body, [(2 * sustainable, 10.0),
-                                                   (sustainable, _recovery_seconds(sustainable))], metrics)
+                                                   (sustainable, _recovery_seconds(sustainable))], metrics, pid)
                             if sustainable else None)
                 again = None
                 if control and sustainable:  # the recovery's rate again with no overload before it
                     drained["control"] = _drain(url, body, DRAIN_SECONDS)
-                    again = _open_loop(url, body, [(sustainable, _recovery_seconds(sustainable))], metrics)
+                    again = _open_loop(url, body, [(sustainable, _recovery_seconds(sustainable))], metrics, pid)
                 if closed_loop:
                     drained["closed_loop"] = _drain(url, body, DRAIN_SECONDS)
                 entry["sizes"][str(size)] = {"open_loop": runs, "sustainable_per_s": sustainable,
@@ -700,8 +721,7 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
     def server(phase: dict[str, Any]) -> str:
         if "server_windows" not in phase:
             return "-"
-        return " / ".join("-" if w is None else f"{_number(w['model_ms_per_1k_tokens'])} ({w['model_busy']:.0%})"
-                          for w in phase["server_windows"])
+        return " / ".join("-" if w is None else _server_cell(w) for w in phase["server_windows"])
 
     accounted = any("server_windows" in r["overload"][-1] for _, r in rows)
 
@@ -710,8 +730,10 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
              "CPU seconds the hypervisor took from this machine's two vCPUs in each window (`/proc/stat`; '-' where "
              "not recorded), time in which neither server nor generator ran"
              + ("; model: the server's own /metrics per window, milliseconds of model calls per thousand padded "
-                "tokens and (in brackets) the share of the window they took: the same cost with a higher latency "
-                "is queueing, a higher cost a slower machine" if accounted else "") + ":", "",
+                "tokens and (in brackets) the share of the window they took, then, where recorded, the share of "
+                "the core the whole server process used (`/proc/PID/stat`: model, HTTP, tokenising): the same cost "
+                "with a higher latency is queueing, a higher cost a slower machine, a CPU share near 100 % a "
+                "saturated core" if accounted else "") + ":", "",
              "| " + " | ".join(heads) + f" | rate (req/s) | seconds | requests from {SETTLE_S:g} s, recovery / "
              f"control | recovery p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "")
              + f"control p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "") + "recovered |",
@@ -725,6 +747,14 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
                      + f"{windows(control)} | {windows(control, 'steal_windows_s')} | "
                      + (f"{server(control)} | " if accounted else "") + f"{_recovered(result)} |")
     return lines
+
+
+def _server_cell(window: dict[str, Any]) -> str:
+    """'cost (model share, cpu share)' of one window; what the server did not report is left out."""
+    shares = ([f"{window['model_busy']:.0%}"] if "model_busy" in window else []) + (
+        [f"cpu {window['cpu_busy']:.0%}"] if "cpu_busy" in window else [])
+    cost = _number(window["model_ms_per_1k_tokens"]) if "model_ms_per_1k_tokens" in window else ""
+    return f"{cost} ({', '.join(shares)})".strip()
 
 
 def _control_cell(control: list[dict[str, Any]] | None) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -310,6 +311,13 @@ def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytes
     assert module._metric_total(text, "polyembed_encode_duration_seconds_sum") == 12.5
     assert module._metric_total(text, "polyembed_batch_padded_tokens_sum") == 1500.0
     # 10 s at half busy, 40 ms per 1k tokens; then 10 s fully busy at twice the cost; samples stop at 20 s
-    samples = [(100.0 + t, 0.5 * t if t <= 10 else 5.0 + (t - 10), 12500.0 * t) for t in range(0, 21)]
+    samples = [(100.0 + t, 0.5 * t if t <= 10 else 5.0 + (t - 10), 12500.0 * t, 0.9 * t) for t in range(0, 21)]
     assert module._server_windows(samples, 100.0, 30.0) == [
-        {"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0}, {"model_busy": 1.0, "model_ms_per_1k_tokens": 80.0}, None]
+        {"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9},
+        {"model_busy": 1.0, "model_ms_per_1k_tokens": 80.0, "cpu_busy": 0.9}, None]
+    assert module._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9}) == \
+        "40 (50%, cpu 90%)"
+    cpu_only = [(100.0 + t, None, None, 0.25 * t) for t in range(0, 11)]  # Infinity: no /metrics of ours
+    assert module._server_windows(cpu_only, 100.0, 10.0) == [{"cpu_busy": 0.25}]
+    assert module._server_cell({"cpu_busy": 0.25}) == "(cpu 25%)"
+    assert module._cpu_seconds(os.getpid()) > 0.0 and module._cpu_seconds(2 ** 22 + 7) is None
