@@ -18,6 +18,7 @@ from polyembed.models.onnx_export import (
     OPENVINO_FP32_FILE,
     OPENVINO_INT8_FILE,
     OnnxEncoder,
+    cpu_threads,
     export_onnx,
 )
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
@@ -138,6 +139,20 @@ def test_e5_prompt_and_pooling_settings_are_carried(exported) -> None:
     _, folder = exported
     encoder = OnnxEncoder(folder)
     assert encoder.settings.pooling == "mean" and encoder.settings.prompt == "" and encoder.dimension == 32
+
+
+def test_onnxruntime_threads_follow_the_process_cpu_set_or_omp_num_threads(exported, monkeypatch) -> None:
+    """onnxruntime's own default is a thread per physical core, each pinned to its core even outside the
+    process's CPU set (a server given one core also ran on the other); polyembed asks for what the process has."""
+    _, folder = exported
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert OnnxEncoder(folder).session.get_session_options().intra_op_num_threads == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    expected = len(os.sched_getaffinity(0))
+    assert cpu_threads() == expected
+    assert OnnxEncoder(folder).session.get_session_options().intra_op_num_threads == expected
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")  # as torch does, an unusable value is ignored
+    assert cpu_threads() == expected
 
 
 def test_the_export_has_a_card_with_its_files_and_what_the_graph_leaves_out(exported) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -275,7 +276,9 @@ class OnnxEncoder(SentenceEncoder):
         elif runtime == "onnxruntime":
             import onnxruntime as ort
 
-            self.session = ort.InferenceSession(str(graph_path), providers=["CPUExecutionProvider"])
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = cpu_threads()
+            self.session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
             self._run = lambda inputs: self.session.run(None, inputs)[0]
         else:
             raise PolyembedError(f"runtime '{runtime}': choose onnxruntime or openvino")
@@ -313,6 +316,17 @@ class OnnxEncoder(SentenceEncoder):
             hidden = self._run({"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask})
             out[rows] = _pool(hidden, mask, self.settings.pooling)
         return normalize_rows(out) if self.settings.normalize else out
+
+
+def cpu_threads() -> int:
+    """Threads for onnxruntime: OMP_NUM_THREADS where set (as torch reads it), else the CPUs this process may run
+    on (taskset, a container's cpuset). Left to itself onnxruntime starts one thread per physical core of the
+    machine and pins each to its core, outside the process's CPU set: a server given one core of two also ran
+    on the other."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
