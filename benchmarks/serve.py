@@ -7,8 +7,9 @@
   python benchmarks/serve.py malformed [--models minilm-en me5-small] [--backend onnx-int8]
   python benchmarks/serve.py render
 
-Every server runs pinned to core 0 with one torch / onnxruntime thread, the load generator on core 1
-(`taskset`). Per server and request size (1 and 16 sentences): the open loop at each offered rate (requests of
+Every server runs on core 0 with one torch / onnxruntime thread (held there by a cpuset cgroup where the
+machine lets us make one, else by `taskset`), the load generator on core 1 (`taskset`). Per server and request
+size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
 grid's 10 s and again over 20 s more: otherwise the next lower one), an overload at twice that rate for 10 s
@@ -54,6 +55,9 @@ OUT = REPO / "results" / "bench" / "serve"
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- serve-load:start -->", "<!-- serve-load:end -->"
 SERVER_CORE, CLIENT_CORE = "0", "1"
+CPUSET = Path("/sys/fs/cgroup/cpuset/polyembed-serve-bench")
+"""A cgroup (v1 cpuset) holding the server's core only, where the machine lets us make one: `taskset` sets an
+affinity the process may widen again, and onnxruntime does by default (a thread pinned to each physical core)."""
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
               "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1"}
 P99_BOUND_MS = 500.0
@@ -75,6 +79,31 @@ def _sentences(count: int) -> list[str]:
     rows = (get_dataset("stsbenchmark").path(data_root()) / "sts-test.csv").read_text(encoding="utf-8").splitlines()
     texts = [row.split("\t")[5] for row in rows if row.count("\t") >= 6]
     return [t for t in texts if 8 <= len(t.split()) <= 30][:count]
+
+
+def _server_cpuset() -> Path | None:
+    """CPUSET, made with the server's core where cgroup v1's cpuset is mounted writable; None elsewhere."""
+    try:
+        CPUSET.mkdir(exist_ok=True)
+        (CPUSET / "cpuset.cpus").write_text(SERVER_CORE)
+        (CPUSET / "cpuset.mems").write_text((CPUSET.parent / "cpuset.mems").read_text().strip())
+    except OSError:
+        return None
+    return CPUSET
+
+
+def _on_server_core(command: list[str]) -> list[str]:
+    """`command` held to the server's core: inside `_server_cpuset` (no thread it starts can leave the core)
+    where there is one, else by `taskset` alone."""
+    cpuset = _server_cpuset()
+    if cpuset is None:
+        return ["taskset", "-c", SERVER_CORE, *command]
+    return ["sh", "-c", f'echo $$ > {cpuset / "cgroup.procs"} && exec taskset -c {SERVER_CORE} "$@"', "sh", *command]
+
+
+def _isolation() -> str:
+    """How the server is held to its core (recorded with each entry)."""
+    return "cpuset" if _server_cpuset() is not None else "taskset"
 
 
 def _wait_ready(process: subprocess.Popen, url: str, seconds: float = 600) -> None:
@@ -209,7 +238,7 @@ def _raw_ceiling(model: str, backend: str, sentences: list[str]) -> float:
             f"encoder = load_with_backend({model!r}, {backend!r})\nsentences = json.loads(sys.stdin.read())\n"
             "encoder.encode(sentences[:64], batch_size=64)\nstarted = time.perf_counter()\n"
             "encoder.encode(sentences, batch_size=64)\nprint(len(sentences) / (time.perf_counter() - started))\n")
-    done = subprocess.run(["taskset", "-c", SERVER_CORE, sys.executable, "-c", code], input=json.dumps(sentences),
+    done = subprocess.run(_on_server_core([sys.executable, "-c", code]), input=json.dumps(sentences),
                           capture_output=True, text=True, check=True, env={**os.environ, **ONE_THREAD})
     return round(float(done.stdout.strip().splitlines()[-1]), 1)
 
@@ -302,7 +331,8 @@ def _classic_module_files(path: Path) -> dict[str, str]:
 def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: list[float],
              texts: list[str], sizes: tuple[int, ...] = (1, 16), options: tuple[str, ...] = (),
              closed_loop: bool = True, control: bool = False) -> dict[str, Any]:
-    entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "sizes": {}}
+    entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "isolation": _isolation(),
+                             "sizes": {}}
     with _running(kind, model, setting, infinity, options) as server:
         url = server.url
         prompt = _default_prompt(model) if kind == "infinity" else ""  # polyembed applies the model's own
@@ -357,7 +387,7 @@ class _Server:
 
     def start(self) -> None:
         print(f"{self.label}: starting", flush=True)
-        self.process = subprocess.Popen(["taskset", "-c", SERVER_CORE, *self.command], stdout=subprocess.DEVNULL,
+        self.process = subprocess.Popen(_on_server_core(self.command), stdout=subprocess.DEVNULL,
                                         cwd=self.folder, stderr=subprocess.PIPE, env={**os.environ, **ONE_THREAD})
         _wait_ready(self.process, self.ready)
 
@@ -781,8 +811,9 @@ def call_costs(models: list[str], backends: list[str]) -> None:
     for model in models:
         for backend in backends:
             print(f"{model} {backend}: timing batches cut at each call cost", flush=True)
-            done = subprocess.run(["taskset", "-c", SERVER_CORE, sys.executable, str(Path(__file__)), "calls-inner",
-                                   model, backend], capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
+            command = [sys.executable, str(Path(__file__)), "calls-inner", model, backend]
+            done = subprocess.run(_on_server_core(command), capture_output=True, text=True,
+                                  env={**os.environ, **ONE_THREAD})
             if done.returncode != 0:
                 raise SystemExit(f"{model} {backend}: the timing process failed:\n{done.stderr[-3000:]}")
             saved.setdefault("call_costs", {})[f"{model}/{backend}"] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -321,3 +321,22 @@ def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytes
     assert module._server_windows(cpu_only, 100.0, 10.0) == [{"cpu_busy": 0.25}]
     assert module._server_cell({"cpu_busy": 0.25}) == "(cpu 25%)"
     assert module._cpu_seconds(os.getpid()) > 0.0 and module._cpu_seconds(2 ** 22 + 7) is None
+
+
+def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """taskset only sets an affinity a process may widen (onnxruntime does by default); a cpuset cgroup holds."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    serve = importlib.import_module("serve")
+    monkeypatch.setattr(serve, "CPUSET", tmp_path / "no-cgroup" / "bench")  # no parent cpuset: cannot be made
+    assert serve._on_server_core(["python", "-V"]) == ["taskset", "-c", serve.SERVER_CORE, "python", "-V"]
+    assert serve._isolation() == "taskset"
+    (tmp_path / "cgroup").mkdir()
+    (tmp_path / "cgroup" / "cpuset.mems").write_text("0\n")
+    monkeypatch.setattr(serve, "CPUSET", tmp_path / "cgroup" / "bench")
+    command = serve._on_server_core(["python", "-V"])
+    assert command[:2] == ["sh", "-c"] and command[-3:] == ["sh", "python", "-V"]
+    assert f"> {tmp_path / 'cgroup' / 'bench' / 'cgroup.procs'} && exec taskset -c 0" in command[2]
+    assert (tmp_path / "cgroup" / "bench" / "cpuset.cpus").read_text() == serve.SERVER_CORE
+    assert (tmp_path / "cgroup" / "bench" / "cpuset.mems").read_text() == "0"
+    assert serve._isolation() == "cpuset"
