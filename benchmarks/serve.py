@@ -1035,6 +1035,18 @@ def _cell(run: dict[str, Any] | None) -> str:
     return f"{run['ok_per_s']}/s, p50 {run['p50_ms']} / p99 {run['p99_ms']} ms ({statuses})"
 
 
+def _held_text(entries: list[dict[str, Any]]) -> str:
+    """How the entries' servers were held to their core: a cpuset cgroup (no thread leaves it) or `taskset`, which
+    onnxruntime's threads leave; rows measured before entries recorded it count as `taskset`."""
+    held = {entry.get("isolation", "taskset") for entry in entries}
+    if held == {"cpuset"}:
+        return "held to one core by a cpuset cgroup (no thread it starts can leave it)"
+    if held == {"taskset"}:
+        return "pinned to one core by `taskset`"
+    return ("held to one core by a cpuset cgroup in the rows measured since that was added, by `taskset` in the "
+            "others")
+
+
 def render() -> None:
     saved = _load()
     command = "python benchmarks/serve.py run"
@@ -1044,9 +1056,9 @@ def render() -> None:
         return
     confirmed = all("confirmation" in result for entry in saved["entries"] for result in entry["sizes"].values())
     lines = [START, "## Serving under load (issue 39)", "",
-             f"`{command}` ({saved['machine']}): each server pinned to one core with one thread, the open-loop "
-             "generator (`benchmarks/loadgen.py`) and wrk on the other. Sustainable: the highest offered rate "
-             f"whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms"
+             f"`{command}` ({saved['machine']}): each server {_held_text(saved['entries'])} with one thread, the "
+             "open-loop generator (`benchmarks/loadgen.py`) and wrk on the other. Sustainable: the highest offered "
+             f"rate whose requests all got a 200 with p99 <= {P99_BOUND_MS:.0f} ms"
              + (f", in its 10 s on the grid and again over {_confirm_length(saved['entries'])} (otherwise "
                 "the next lower rate is tried; the grid's rate in brackets where it differs; p99 there: the "
                 "confirming run)"

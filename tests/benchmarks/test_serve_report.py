@@ -340,3 +340,7 @@ def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_els
     assert (tmp_path / "cgroup" / "bench" / "cpuset.cpus").read_text() == serve.SERVER_CORE
     assert (tmp_path / "cgroup" / "bench" / "cpuset.mems").read_text() == "0"
     assert serve._isolation() == "cpuset"
+    held = serve._held_text
+    assert "cpuset" in held([{"isolation": "cpuset"}]) and "taskset" not in held([{"isolation": "cpuset"}])
+    assert held([{}]) == held([{"isolation": "taskset"}]) == "pinned to one core by `taskset`"
+    assert "cpuset" in held([{"isolation": "cpuset"}, {}]) and "taskset" in held([{"isolation": "cpuset"}, {}])
