@@ -702,14 +702,14 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
     per backend class (torch; ONNX int8 against Infinity's optimum engine) and int8 against torch, then the
     overload of polyembed's rows (statuses that are neither 200 nor 429, recovery)."""
     rates = {(e["server"], e["model"], e["backend"], size): (r["sustainable_per_s"] or 0.0) * int(size)
-             for e in saved["entries"] for size, r in e["sizes"].items()}
+             for e in saved["entries"] for size, r in e["sizes"].items()}  # 0.0: no rate held the bound
     pairs = sorted({(model, size) for server, model, _, size in rates if server == "polyembed"},
                    key=lambda pair: (pair[0], int(pair[1])))
     if not pairs:
         return []
 
     def cell(key: tuple[str, str, str, str]) -> str:
-        return "-" if key not in rates else f"{rates[key]:g}"
+        return "-" if key not in rates else f"{rates[key]:g}" if rates[key] else "none"
 
     def ratio(top: tuple[str, str, str, str], bottom: tuple[str, str, str, str]) -> str:
         return f"{rates[top] / rates[bottom]:.2f}x" if rates.get(top) is not None and rates.get(bottom) else "-"
@@ -724,6 +724,9 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
         ours_q, theirs_q = ("polyembed", model, "onnx-int8", size), ("infinity", model, "optimum", size)
         lines.append(f"| {model} | {size} | {cell(ours)} | {cell(theirs)} | {cell(ours_q)} | {cell(theirs_q)} | "
                      f"{ratio(ours, theirs)} | {ratio(ours_q, theirs_q)} | {ratio(ours_q, ours)} |")
+    if not all(rates.values()):
+        lines += ["", "none: no offered rate held the bound (the grid's did for 10 s, and failed its confirmation, "
+                  "as did the lower rates tried)."]
     ours_rows = [r for e in saved["entries"] if e["server"] == "polyembed" for r in e["sizes"].values()
                  if r.get("overload")]
     failed = sum(n for r in ours_rows for code, n in _overload_statuses(r).items() if code not in ("200", "429"))

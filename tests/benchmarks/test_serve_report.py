@@ -344,3 +344,15 @@ def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_els
     assert "cpuset" in held([{"isolation": "cpuset"}]) and "taskset" not in held([{"isolation": "cpuset"}])
     assert held([{}]) == held([{"isolation": "taskset"}]) == "pinned to one core by `taskset`"
     assert "cpuset" in held([{"isolation": "cpuset"}, {}]) and "taskset" in held([{"isolation": "cpuset"}, {}])
+
+
+def test_a_server_that_held_no_rate_shows_none_in_the_acceptance_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    serve = importlib.import_module("serve")
+    saved = {"entries": [{"server": "polyembed", "model": "m", "backend": "torch",
+                          "sizes": {"16": {"sustainable_per_s": 2.0}}},
+                         {"server": "infinity", "model": "m", "backend": "torch",
+                          "sizes": {"16": {"sustainable_per_s": None}}}]}
+    lines = serve._acceptance_lines(saved)
+    assert "| m | 16 | 32 | none | - | - | - | - | - |" in lines
+    assert any(line.startswith("none: no offered rate held the bound") for line in lines)
