@@ -12,10 +12,10 @@ machine lets us make one, else by `taskset`), the load generator on core 1 (`tas
 size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
-grid's 10 s and again over 20 s more: otherwise the next lower one), an overload at twice that rate for 10 s
-followed by the sustainable rate for long enough that 100 requests leave after its first 10 s (40-120 s;
-statuses; recovery: the p99 of those requests, and of each 10 s), the control (the same phase once more with no
-overload before it: near capacity, p99 varies between runs on one machine), and wrk's
+grid's 10 s and again over 20 s or 100 requests, the longer: otherwise the next lower one), an overload at
+twice that rate for 10 s followed by the sustainable rate for long enough that 100 requests leave after its
+first 10 s (40-120 s; statuses; recovery: the p99 of those requests, and of each 10 s), the control (the same
+phase once more with no overload before it: near capacity, p99 varies between runs on one machine), and wrk's
 closed loop with 200 connections. Each phase after an overloaded one waits until the server answers a request
 sent alone within the bound (`_drain`): a server that queues without bound is otherwise still working for
 clients that have given up. The open loop sends the 512 STS-B test sentences in turn (one or 16 per
