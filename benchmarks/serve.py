@@ -3,7 +3,8 @@
   python benchmarks/serve.py selftest                      # the load generator's own ceiling (stub server)
   python benchmarks/serve.py run --models minilm-en me5-small --backends torch onnx-int8 \\
       [--infinity /path/to/infinity-venv --infinity-engines torch optimum] [--rates 50 100 200 400 800]
-  python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--repeats 2] [--sizes 1]
+  python benchmarks/serve.py queue [--models minilm-en] [--limits 1.0] [--targets 0 0.25] [--resumes 1 0.25]
+      [--repeats 2] [--sizes 1]
   python benchmarks/serve.py malformed [--models minilm-en me5-small] [--backend onnx-int8]
   python benchmarks/serve.py render
 
@@ -565,8 +566,9 @@ def _table_order(entry: dict[str, Any]) -> tuple[str, bool, int, str]:
 
 
 def queue_limits(models: list[str], backend: str, limits: list[float], targets: list[float], repeats: int,
-                 rates: list[float], sizes: tuple[int, ...] = (1,)) -> None:
-    """Overload and recovery at each `--max-queue-seconds` and `--queue-target-seconds` (requests of each of
+                 rates: list[float], sizes: tuple[int, ...] = (1,), resumes: tuple[float, ...] = (0.25,)) -> None:
+    """Overload and recovery at each `--max-queue-seconds`, `--queue-target-seconds` and `--resume-queue-seconds`
+    (a resume at or above the limit: no drain after a refusal) (requests of each of
     `sizes` sentences; `rates` in sentences/s, as `run`); repeated, they show whether a recovery above the bound is
     the server's or the machine's at that minute. A lower limit or target leaves less queued work to drain once an
     overload stops. Each run finds its own sustainable rate on the grid and overloads at twice it, as `run` does,
@@ -575,19 +577,20 @@ def queue_limits(models: list[str], backend: str, limits: list[float], targets: 
     texts = _sentences(512)
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:
-        settings = [(limit, target) for limit in limits for target in targets]
+        settings = [(limit, target, resume) for limit in limits for target in targets for resume in resumes]
         by_setting: dict[str, list[dict[str, Any]]] = saved.setdefault("queue_limits", {}).setdefault(
             f"{model}/{backend}", {})  # runs add to those stored: the table lists every run in the order made
-        for limit, target in settings:
-            by_setting.setdefault(f"{limit:g} / {target:g}", [])
+        for limit, target, resume in settings:
+            by_setting.setdefault(f"{limit:g} / {target:g} / {resume:g}", [])
         for repeat in range(repeats):
-            for limit, target in settings:
-                print(f"{model} {backend}: --max-queue-seconds {limit} --queue-target-seconds {target}, "
-                      f"repeat {repeat + 1} of {repeats}", flush=True)
+            for limit, target, resume in settings:
+                print(f"{model} {backend}: --max-queue-seconds {limit} --queue-target-seconds {target} "
+                      f"--resume-queue-seconds {resume}, repeat {repeat + 1} of {repeats}", flush=True)
                 entry = _measure("polyembed", model, backend, None, rates, texts, sizes=sizes,
-                                 options=("--max-queue-seconds", str(limit), "--queue-target-seconds", str(target)),
+                                 options=("--max-queue-seconds", str(limit), "--queue-target-seconds", str(target),
+                                          "--resume-queue-seconds", str(resume)),
                                  closed_loop=False, control=True)
-                by_setting[f"{limit:g} / {target:g}"] += [{**result, "sentences_per_request": int(size)}
+                by_setting[f"{limit:g} / {target:g} / {resume:g}"] += [{**result, "sentences_per_request": int(size)}
                                                           for size, result in entry["sizes"].items()]
                 _save(saved)
     render()
@@ -600,16 +603,16 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
              "statuses of both phases, overload p99 of the 200s of the 10 s at twice the rate, "
              f"recovery p99 from {SETTLE_S:g} s on; control: the same phase once more with no overload before it "
              "(runs in the "
-             "order made, alternating between settings; runs without a target predate the option, which then did "
-             "not exist; recovered: as in the main table):", "",
-             "| model | backend | sentences / request | --max-queue-seconds / --queue-target-seconds | "
+             "order made, alternating between settings; a target or resume shown '-' predates its option: no "
+             "target, no drain; a resume at or above the limit: no drain; recovered: as in the main table):", "",
+             f"| model | backend | sentences / request | {QUEUE_SETTING} | "
              "sustainable (req/s) | overload statuses | overload p99 ms | recovery p99 ms | control p99 ms | "
              "recovered |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for key, by_setting in found.items():
         model, backend = key.rsplit("/", 1)
         for setting, runs in by_setting.items():
-            label = setting if "/" in setting else f"{float(setting):g} / 0"  # runs from before the target
+            label = _setting_label(setting)
             for result in runs:
                 control = result.get("control")
                 overload = result.get("overload") or []
@@ -621,10 +624,19 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              f"{_recovery_p99(overload[-1]) if overload else '-'} | "
                              f"{_control_cell(control)} | {_recovered(result)} |")
     return lines + _window_lines(
-        [([*key.rsplit("/", 1), str(r.get("sentences_per_request", 1)), setting], r)
+        [([*key.rsplit("/", 1), str(r.get("sentences_per_request", 1)), _setting_label(setting)], r)
          for key, by_setting in found.items() for setting, runs in by_setting.items() for r in runs],
-        ["model", "backend", "sentences / request", "--max-queue-seconds / --queue-target-seconds"],
+        ["model", "backend", "sentences / request", QUEUE_SETTING],
         f"Queue runs per {WINDOW_S:g} s")
+
+
+QUEUE_SETTING = "--max-queue-seconds / --queue-target-seconds / --resume-queue-seconds"
+
+
+def _setting_label(setting: str) -> str:
+    """A queue run's setting as `limit / target / resume`; runs from before an option show it as '-'."""
+    parts = setting.split(" / ")
+    return " / ".join(parts + ["-"] * (3 - len(parts)))
 
 
 def _confirmed_cells(result: dict[str, Any]) -> str:
@@ -1186,6 +1198,8 @@ def main() -> None:
     queue.add_argument("--backend", default="onnx-int8")
     queue.add_argument("--limits", nargs="+", type=float, default=[1.0])
     queue.add_argument("--targets", nargs="+", type=float, default=[0.0, 0.25])
+    queue.add_argument("--resumes", nargs="+", type=float, default=[0.25],
+                       help="--resume-queue-seconds values (at or above the limit: no drain after a refusal)")
     queue.add_argument("--repeats", type=int, default=2)
     queue.add_argument("--rates", nargs="+", type=float, default=[100, 140, 200, 280, 400])
     queue.add_argument("--sizes", nargs="+", type=int, default=[1], help="sentences per request")
@@ -1199,7 +1213,7 @@ def main() -> None:
         run(args.models, args.backends, args.infinity, args.infinity_engines, args.rates)
     elif args.command == "queue":
         queue_limits(args.models, args.backend, args.limits, args.targets, args.repeats, args.rates,
-                     tuple(args.sizes))
+                     tuple(args.sizes), tuple(args.resumes))
     elif args.command == "malformed":
         malformed(args.models, args.backend)
     elif args.command == "calls":

@@ -396,6 +396,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-concurrent-requests-0", ["serve", "--max-concurrent-requests", "0"], "--max-concurrent-requests"),
     ("serve-max-queue-seconds-0", ["serve", "--max-queue-seconds", "0"], "--max-queue-seconds"),
     ("serve-queue-target-seconds-negative", ["serve", "--queue-target-seconds", "-0.1"], "--queue-target-seconds"),
+    ("serve-resume-queue-seconds-negative", ["serve", "--resume-queue-seconds", "-1"], "--resume-queue-seconds"),
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
     ("serve-call-overhead-tokens-negative", ["serve", "--call-overhead-tokens", "-1"], "--call-overhead-tokens"),
     ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),

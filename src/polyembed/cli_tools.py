@@ -113,6 +113,10 @@ def serve_command(
     max_queue_seconds: Annotated[float, typer.Option(
         help="Longest estimated wait behind queued work (queued tokens / recent tokens per second) at which a request "
         "is still accepted (more: 429 with Retry-After).", min=0.01, max=3600)] = 1.0,
+    resume_queue_seconds: Annotated[float, typer.Option(
+        help="After a request is refused at --max-queue-seconds, requests get a 429 until the queued work has "
+        "drained to this wait (>= --max-queue-seconds: no drain), so an overload leaves no standing queue.",
+        min=0, max=3600)] = 0.25,
     queue_target_seconds: Annotated[float, typer.Option(
         help="Wait the queue may keep for longer than a second (0: none): a queue above it for a second is an "
         "overload, and requests get a 429 while the wait is above it, until it has stayed below for a second.",
@@ -138,7 +142,7 @@ def serve_command(
         "max_batch_tokens": max_batch_tokens, "call_overhead_tokens": call_overhead_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests, "max_queue_seconds": max_queue_seconds,
-        "queue_target_seconds": queue_target_seconds})
+        "resume_queue_seconds": resume_queue_seconds, "queue_target_seconds": queue_target_seconds})
     # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most
     # shutdown_timeout s), then runs the app's shutdown
     uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info",

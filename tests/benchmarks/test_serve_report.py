@@ -78,14 +78,18 @@ def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: p
 
     stored["queue_limits"] = {"org/model/onnx-int8": {"0.5": [result(140.0, 300.0), result(None, 0.0)],
                                                       "1 / 0.25": [{**result(200.0, 450.0, 410.0),
-                                                                    "sentences_per_request": 16}]}}
+                                                                    "sentences_per_request": 16}],
+                                                      "1 / 0 / 0.25": [result(140.0, 250.0, 260.0)]}}
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
     queue = text[text.index(module.QUEUE_OPENING):]
     assert [line for line in queue.splitlines() if line.startswith("| org/model |")] == [
-        "| org/model | onnx-int8 | 1 | 0.5 / 0 | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 | - | yes |",  # no target
-        "| org/model | onnx-int8 | 1 | 0.5 / 0 | - | - | - | - | - | - |",  # never sustainable: no overload phase
-        "| org/model | onnx-int8 | 16 | 1 / 0.25 | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 (429: 10) | "
+        # from before the target and the resume options
+        "| org/model | onnx-int8 | 1 | 0.5 / - / - | 140.0 | 200: 390, 429: 10 | 1200.0 | 300.0 | - | yes |",
+        "| org/model | onnx-int8 | 1 | 0.5 / - / - | - | - | - | - | - | - |",  # never sustainable: no overload phase
+        "| org/model | onnx-int8 | 16 | 1 / 0.25 / - | 200.0 | 200: 390, 429: 10 | 1350.0 | 450.0 | 410.0 (429: 10) | "
+        "yes |",
+        "| org/model | onnx-int8 | 1 | 1 / 0 / 0.25 | 140.0 | 200: 390, 429: 10 | 1150.0 | 250.0 | 260.0 (429: 10) | "
         "yes |"]
     del stored["queue_limits"]  # a later `run` on a checkout without them keeps the table the docs show
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
@@ -268,7 +272,7 @@ def test_a_recovery_lasts_for_enough_requests_and_shows_per_window(tmp_path: Pat
     text = rendered_twice(module, docs)
     assert (f"| polyembed | {entry['model']} | torch | 1 | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | - | "
             "180 / 175 / 170 / 560 | 0 / 0 / 0 / 0.35 | yes |") in text
-    assert ("| minilm-en | onnx-int8 | 1 | 1 / 0 | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | - | "
+    assert ("| minilm-en | onnx-int8 | 1 | 1 / 0 / - | 4.375 | 40 | 131 / 131 | 812 / 201 / 640 / 190 | - | "
             "180 / 175 / 170 / 560 | 0 / 0 / 0 / 0.35 | yes |") in text.split("Queue runs per 10 s")[1]
     others = ", ".join(f"{e['server']} {e['model']} {e['backend']}" for e in stored["entries"] if e is not entry)
     assert ("then the sustainable rate (40-120 s: about 100 requests sent from 10 s into it on; the rows of "

@@ -132,3 +132,56 @@ def test_a_shedding_server_refuses_with_its_own_message_and_shows_it_in_metrics(
     assert int(refused.headers["retry-after"]) >= 1
     assert "polyembed_queue_shedding 1.0" in metrics
     assert after.status_code == 200 and not work.shedding
+
+
+def test_after_a_refusal_at_the_limit_requests_wait_for_the_queue_to_drain() -> None:
+    """An overload leaves the queue at the limit; near capacity new arrivals would keep it there. After a
+    refusal at the limit, requests are refused until the queue is down to `resume_seconds`, then accepted again."""
+    work = WorkQueue(resume_seconds=0.25)
+    work.measured(1000, 1.0)  # 1,000 tokens/s: the limit of 1 s is 1,000 queued tokens, the resume 250
+    work.add(950)
+    assert work.refused(1.0, 10) is None  # 0.96 s: under the limit
+    assert work.refused(1.0, 100) == pytest.approx(1.05) and work.draining  # over it: the drain starts
+    assert work.refused(1.0, 10) == pytest.approx(0.96)  # under the limit, but the queue has not drained
+    work.done(600)  # a batch: 0.35 s left, above the resume wait
+    assert work.draining and work.refused(1.0, 10) == pytest.approx(0.36)
+    work.done(100)  # 0.25 s: drained
+    assert not work.draining and work.refused(1.0, 10) is None
+
+
+def test_a_large_request_refused_beside_a_short_queue_starts_no_drain() -> None:
+    work = WorkQueue(resume_seconds=0.25)
+    work.measured(1000, 1.0)
+    work.add(100)
+    assert work.refused(1.0, 5000) == pytest.approx(5.1)  # too much work for the limit on its own
+    assert not work.draining and work.refused(1.0, 10) is None  # the queue itself is short: nothing to drain
+
+
+@pytest.mark.parametrize("resume", [None, 1.0, 2.0])
+def test_without_a_resume_wait_below_the_limit_there_is_no_drain(resume: float | None) -> None:
+    work = WorkQueue(resume_seconds=resume)
+    work.measured(1000, 1.0)
+    work.add(990)
+    assert work.refused(1.0, 100) is not None and not work.draining
+    assert work.refused(1.0, 5) is None  # accepted again as soon as it fits under the limit
+
+
+def test_a_draining_server_refuses_with_its_own_message_and_shows_it_in_metrics(tmp_path) -> None:
+    encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
+    app = create_app(encoder, ServerLimits(max_queue_seconds=1.0, resume_queue_seconds=0.2))
+    with TestClient(app) as client:
+        work = app.state.batcher.work
+        work.tokens_per_second = 1000.0
+        work.add(1500)  # 1.5 s queued: over the limit
+        over = client.post("/v1/embeddings", json={"input": "one"})
+        work.pending_tokens = 600  # drained to 0.6 s: under the limit, above the resume wait
+        draining = client.post("/v1/embeddings", json={"input": "one"})
+        metrics = client.get("/metrics").text
+        work.pending_tokens = 0
+        after = client.post("/v1/embeddings", json={"input": "one"})
+    assert over.status_code == 429 and "over its limit of 1 s" in over.json()["error"]["message"]
+    assert draining.status_code == 429
+    assert "recovering from overload" in draining.json()["error"]["message"]
+    assert "below 0.2 s" in draining.json()["error"]["message"] and draining.headers["retry-after"] == "1"
+    assert "polyembed_queue_draining 1.0" in metrics
+    assert after.status_code == 200 and not work.draining

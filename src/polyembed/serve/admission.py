@@ -6,9 +6,15 @@ request served, on the same core the model needs: the server then answers fewer 
 offered. Here a refusal is decided from the headers and the batcher's state alone and written as a prepared
 response, before the body is read.
 
-Three limits: `max_concurrent_requests` (requests accepted at once); `max_queue_seconds`, the wait a new
+Four limits: `max_concurrent_requests` (requests accepted at once); `max_queue_seconds`, the wait a new
 request would have behind the work already queued (queued tokens / the tokens per second the model has been
-encoding), which bounds the latency of what is accepted whatever the request sizes; and `queue_target_seconds`,
+encoding), which bounds the latency of what is accepted whatever the request sizes; `resume_queue_seconds`: once
+a request has been refused at that limit, requests are refused until the queue has drained to this wait. Why:
+an overload leaves the queue at the limit, and at a rate the server only just sustains, new arrivals keep it
+there; the backlog then drains at the few per cent of capacity the server has to spare, and every request waits
+about the limit for tens of seconds after the overload has stopped. Refused arrivals add nothing, so the queue
+drains at the server's full speed, in about the limit's time. Bursts that stay under the limit are untouched.
+And `queue_target_seconds`,
 the wait a queue may keep for longer than STANDING_INTERVAL_S. The last tells a burst from an overload, as CoDel
 does for packet queues: a burst fills the queue and drains, an overload keeps it full. Bursts up to
 `max_queue_seconds` pass; once the wait has stayed above the target for a whole interval the server sheds
@@ -54,11 +60,16 @@ class WorkQueue:
     """The batcher's queued work in tokens, and the model's measured speed: the wait a new request would have;
     and whether that wait has stood above `target_seconds` (0: no target) long enough to shed load."""
 
-    def __init__(self, target_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, target_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic,
+                 resume_seconds: float | None = None) -> None:
+        """`resume_seconds`: the wait to which the queue must drain after a refusal at the limit (None: none, a
+        request is accepted again as soon as its wait is under the limit)."""
         self.pending_tokens = 0
         self.tokens_per_second: float | None = None
         self.target_seconds = target_seconds
         self.shedding = False
+        self.draining = False  # refused at the limit: refusing until the wait is at most `resume_seconds`
+        self.resume_seconds = resume_seconds
         self._clock = clock
         self._short_at = self._long_at = clock()  # the last time the wait was at or below the target / above it
 
@@ -70,6 +81,7 @@ class WorkQueue:
     def done(self, tokens: int) -> None:
         self.pending_tokens = max(0, self.pending_tokens - tokens)
         self._note()  # the wait just after a batch: the lowest point, which a standing queue keeps above target
+        self._resume()
 
     def measured(self, tokens: int, seconds: float) -> None:
         """One model call's tokens and time: a moving average, so a changed load shows within a few batches."""
@@ -79,15 +91,27 @@ class WorkQueue:
         self.tokens_per_second = rate if self.tokens_per_second is None else 0.8 * self.tokens_per_second + 0.2 * rate
 
     def refused(self, limit: float, extra_tokens: int = 0) -> float | None:
-        """The wait that refuses a request of `extra_tokens` (None: accept it): over `limit`, or over the target
-        while shedding. An idle server takes any size."""
+        """The wait that refuses a request of `extra_tokens` (None: accept it): over `limit`; after such a
+        refusal, until the queue has drained to `resume_seconds`; or over the target while shedding. An idle server
+        takes any size."""
+        self._resume()
         if not self.pending_tokens:
             return None
         self._note()
         wait = self.wait_seconds(extra_tokens)
-        if wait > limit or (self.shedding and self.wait_seconds() > self.target_seconds):
+        if wait > limit:
+            # a large request refused beside a short queue starts no drain: `_resume` ends it at once
+            self.draining = self.resume_seconds is not None and self.resume_seconds < limit
+            self._resume()
+            return wait
+        if self.draining or (self.shedding and self.wait_seconds() > self.target_seconds):
             return wait
         return None
+
+    def _resume(self) -> None:
+        """End a drain once the queued work is down to `resume_seconds`."""
+        if self.draining and (self.resume_seconds is None or self.wait_seconds() <= self.resume_seconds):
+            self.draining = False
 
     def _note(self) -> None:
         """Track how long the wait has been above or below the target, and start or stop shedding."""
@@ -170,6 +194,11 @@ class AdmissionMiddleware:
 
 def queue_refusal(wait: float, limit: float, work: WorkQueue) -> tuple[str, dict[str, str]]:
     """The message and Retry-After header of a refusal for queued work: retry once the excess has drained."""
+    if wait <= limit and work.draining:
+        queued = work.wait_seconds()
+        return (f"the server is recovering from overload: its queue holds about {queued:.1f} s of work, and it "
+                f"accepts requests again below {work.resume_seconds:g} s; retry shortly",
+                {"retry-after": str(max(1, math.ceil(queued - (work.resume_seconds or 0.0))))})
     if wait <= limit:  # shedding: the queue has stood above the target
         return (f"the server is overloaded: its queue has held more than {work.target_seconds:g} s of work for "
                 f"over {STANDING_INTERVAL_S:g} s; retry shortly",

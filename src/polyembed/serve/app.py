@@ -11,7 +11,8 @@ length and cut into model calls of similar length, where the padding saved outwe
 so that no call pads beyond `max_batch_tokens` (one long input does not make 63 short ones pay its length).
 Bad input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500; a
 request over the body or token cap is a 413, and beyond `max_concurrent_requests` or `max_queue_seconds` of
-queued work, or while the queue stands above `queue_target_seconds`, a 429 with Retry-After
+queued work (and after that, until the queue has drained to `resume_queue_seconds`), or while the queue stands
+above `queue_target_seconds`, a 429 with Retry-After
 (`serve/admission.py`). A request whose client disconnects before its batch is
 encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
 """
@@ -75,6 +76,11 @@ class ServerLimits(Options):
         1.0, "Longest estimated wait behind the queued work (queued tokens / the tokens per second the model has "
         "been encoding) at which a request is still accepted; beyond it a 429 with Retry-After. It bounds the "
         "latency of accepted requests under overload, whatever their size.", minimum=0.01, maximum=3600)
+    resume_queue_seconds: float = option(
+        0.25, "After a request has been refused at `max_queue_seconds`, requests get a 429 until the queued work has "
+        "drained to this wait (at or above `max_queue_seconds`: no drain). An overload otherwise leaves the queue "
+        "at the limit, and at a rate the server only just sustains it stays there long after the overload "
+        "has stopped.", minimum=0, maximum=3600)
     queue_target_seconds: float = option(
         0.0, "Wait the queue may keep for longer than a second (0: no target). A burst up to "
         "`max_queue_seconds` passes; a queue that stays above the target for a second is an overload, and requests "
@@ -150,9 +156,10 @@ class EmbeddingBatcher:
 
     def __init__(self, encoder: SentenceEncoder, max_batch_size: int = 64, max_wait_ms: float = 5.0,
                  max_batch_tokens: int = 16_384, metrics: ServerMetrics | None = None,
-                 call_overhead_tokens: float = 64.0, queue_target_seconds: float = 0.0) -> None:
+                 call_overhead_tokens: float = 64.0, queue_target_seconds: float = 0.0,
+                 resume_queue_seconds: float | None = None) -> None:
         self.encoder = as_encoder(encoder)
-        self.work = WorkQueue(queue_target_seconds)
+        self.work = WorkQueue(queue_target_seconds, resume_seconds=resume_queue_seconds)
         self.max_batch_size = max_batch_size
         self.max_batch_tokens = max_batch_tokens
         self.call_overhead_tokens = call_overhead_tokens
@@ -358,9 +365,10 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     limits = limits or ServerLimits()
     metrics = ServerMetrics()
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics,
-                               limits.call_overhead_tokens, limits.queue_target_seconds)
+                               limits.call_overhead_tokens, limits.queue_target_seconds, limits.resume_queue_seconds)
     metrics.queue_wait.set_function(batcher.work.wait_seconds)
     metrics.shedding.set_function(lambda: float(batcher.work.shedding))
+    metrics.draining.set_function(lambda: float(batcher.work.draining))
     counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
     # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
     # thread switches truncation while the other tokenizes.

@@ -36,6 +36,9 @@ class ServerMetrics:
         self.shedding = Gauge("polyembed_queue_shedding",
                               "1 while the queue has stood above its target and requests above it get a 429.",
                               registry=registry)
+        self.draining = Gauge("polyembed_queue_draining",
+                              "1 after a request was refused at the queue limit, until the queue has drained to "
+                              "--resume-queue-seconds (requests get a 429 meanwhile).", registry=registry)
         self.queue_depth = Gauge("polyembed_queue_depth", "Requests waiting for a batch (not yet encoding).",
                                  registry=registry)
         self.batch_sentences = Histogram("polyembed_batch_size_sentences",
