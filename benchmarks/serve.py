@@ -123,8 +123,9 @@ def _wait_ready(process: subprocess.Popen, url: str, seconds: float = 600) -> No
     raise SystemExit(f"no ready answer from {url} within {seconds:.0f} s")
 
 
-_Sample = tuple[float, float | None, float | None, float | None]
-"""(wall-clock time, model seconds, padded tokens, CPU seconds of the server process)."""
+_Sample = tuple[float, float | None, float | None, float | None, float | None]
+"""(wall-clock time, model seconds, padded tokens, CPU seconds of the server process, the server's estimated queue
+wait in seconds)."""
 
 
 def _open_loop(url: str, body: Path, phases: list[tuple[float, float]], metrics_url: str | None = None,
@@ -152,9 +153,12 @@ def _open_loop(url: str, body: Path, phases: list[tuple[float, float]], metrics_
     return found
 
 
+WAIT_METRIC = "polyembed_queue_wait_seconds"
+
+
 def _sample_server(metrics_url: str | None, pid: int | None, samples: list[_Sample], done: threading.Event) -> None:
     """Every second until `done`: (wall-clock time, model seconds and padded tokens as the server counts them,
-    CPU seconds of the server process), None for what is not there."""
+    CPU seconds of the server process, the queue wait the server estimates), None for what is not there."""
     import httpx
 
     while not done.is_set():
@@ -164,7 +168,8 @@ def _sample_server(metrics_url: str | None, pid: int | None, samples: list[_Samp
                 text = httpx.get(metrics_url, timeout=5).text
         samples.append((time.time(), _metric_total(text, "polyembed_encode_duration_seconds_sum") if text else None,
                         _metric_total(text, "polyembed_batch_padded_tokens_sum") if text else None,
-                        _cpu_seconds(pid) if pid else None))
+                        _cpu_seconds(pid) if pid else None,
+                        _metric_total(text, WAIT_METRIC) if WAIT_METRIC in text else None))
         done.wait(1.0)
 
 
@@ -187,7 +192,9 @@ def _server_windows(samples: list[_Sample], started: float, seconds: float) -> l
     (`model_busy`) and their cost (`model_ms_per_1k_tokens`, per thousand padded tokens); from /proc, the share of
     the core the whole server process used (`cpu_busy`: model, HTTP, tokenising). The same cost with a high latency
     is queueing; a higher cost is a slower machine (same calls, more time); a CPU share near 1 is a saturated core;
-    a low one with a high latency is time lost waiting. None where the samples do not cover a window."""
+    a low one with a high latency is time lost waiting; the mean of the queue wait the server estimated, sampled
+    each second (`queue_wait_s`), shows how fast the work an overload left behind drains. None where the samples do
+    not cover a window."""
     out: list[dict | None] = []
     for index in range(math.ceil(seconds / WINDOW_S - 1e-9)):
         begin, end = started + index * WINDOW_S, started + min(seconds, (index + 1) * WINDOW_S)
@@ -204,6 +211,9 @@ def _server_windows(samples: list[_Sample], started: float, seconds: float) -> l
                        "model_ms_per_1k_tokens": round(1e6 * model / tokens, 1) if tokens else None}
         if first[3] is not None and last[3] is not None:
             window["cpu_busy"] = round((last[3] - first[3]) / span, 3)
+        waits = [s[4] for s in inside if len(s) > 4 and s[4] is not None and begin <= s[0] <= end]
+        if waits:
+            window["queue_wait_s"] = round(sum(waits) / len(waits), 3)
         out.append(window or None)
     return out
 
@@ -776,9 +786,11 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
              "not recorded), time in which neither server nor generator ran"
              + ("; model: the server's own /metrics per window, milliseconds of model calls per thousand padded "
                 "tokens and (in brackets) the share of the window they took, then, where recorded, the share of "
-                "the core the whole server process used (`/proc/PID/stat`: model, HTTP, tokenising): the same cost "
-                "with a higher latency is queueing, a higher cost a slower machine, a CPU share near 100 % a "
-                "saturated core" if accounted else "") + ":", "",
+                "the core the whole server process used (`/proc/PID/stat`: model, HTTP, tokenising), then, where "
+                "recorded, the mean of the queue wait the server estimated (/metrics, sampled each second): the "
+                "same cost with a higher latency is queueing, a higher cost a slower machine, a CPU share near "
+                "100 % a saturated core, a falling wait the overload's leftover work draining"
+                if accounted else "") + ":", "",
              "| " + " | ".join(heads) + f" | rate (req/s) | seconds | requests from {SETTLE_S:g} s, recovery / "
              f"control | recovery p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "")
              + f"control p99 per {WINDOW_S:g} s | steal s | " + ("model | " if accounted else "") + "recovered |",
@@ -795,9 +807,10 @@ def _window_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str]
 
 
 def _server_cell(window: dict[str, Any]) -> str:
-    """'cost (model share, cpu share)' of one window; what the server did not report is left out."""
+    """'cost (model share, cpu share, queue wait)' of one window; what the server did not report is left out."""
     shares = ([f"{window['model_busy']:.0%}"] if "model_busy" in window else []) + (
-        [f"cpu {window['cpu_busy']:.0%}"] if "cpu_busy" in window else [])
+        [f"cpu {window['cpu_busy']:.0%}"] if "cpu_busy" in window else []) + (
+        [f"wait {window['queue_wait_s']:.2f} s"] if "queue_wait_s" in window else [])
     cost = _number(window["model_ms_per_1k_tokens"]) if "model_ms_per_1k_tokens" in window else ""
     return f"{cost} ({', '.join(shares)})".strip()
 

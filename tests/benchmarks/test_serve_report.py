@@ -325,6 +325,11 @@ def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytes
     assert module._server_windows(cpu_only, 100.0, 10.0) == [{"cpu_busy": 0.25}]
     assert module._server_cell({"cpu_busy": 0.25}) == "(cpu 25%)"
     assert module._cpu_seconds(os.getpid()) > 0.0 and module._cpu_seconds(2 ** 22 + 7) is None
+    # the queue wait the server estimates, sampled each second: its mean per window shows a backlog draining
+    draining = [(100.0 + t, None, None, None, max(0.0, 1.0 - 0.1 * t)) for t in range(0, 21)]
+    assert module._server_windows(draining, 100.0, 20.0) == [{"queue_wait_s": 0.5}, {"queue_wait_s": 0.0}]
+    assert module._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9,
+                                "queue_wait_s": 0.456}) == "40 (50%, cpu 90%, wait 0.46 s)"
 
 
 def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_elsewhere(
