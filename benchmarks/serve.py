@@ -150,6 +150,9 @@ def _open_loop(url: str, body: Path, phases: list[tuple[float, float]], metrics_
         for phase in found:
             if "started_epoch_s" in phase:
                 phase["server_windows"] = _server_windows(samples, phase["started_epoch_s"], phase["seconds"])
+                waits = _queue_waits(samples, phase["started_epoch_s"], phase["seconds"])
+                if waits:
+                    phase["queue_wait_per_s"] = waits
     return found
 
 
@@ -185,6 +188,13 @@ def _cpu_seconds(pid: int) -> float | None:
 def _metric_total(text: str, name: str) -> float:
     """The sum of a metric's samples over its labels in Prometheus' text format."""
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith((name + " ", name + "{")))
+
+
+def _queue_waits(samples: list[_Sample], started: float, seconds: float) -> list[tuple[float, float]]:
+    """(seconds into the phase, the server's estimated queue wait) of each sample inside the phase: how long the
+    work an overload left behind took to drain, second by second."""
+    return [(round(s[0] - started, 1), round(s[4], 3)) for s in samples
+            if len(s) > 4 and s[4] is not None and started <= s[0] <= started + seconds]
 
 
 def _server_windows(samples: list[_Sample], started: float, seconds: float) -> list[dict | None]:

@@ -328,6 +328,8 @@ def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytes
     # the queue wait the server estimates, sampled each second: its mean per window shows a backlog draining
     draining = [(100.0 + t, None, None, None, max(0.0, 1.0 - 0.1 * t)) for t in range(0, 21)]
     assert module._server_windows(draining, 100.0, 20.0) == [{"queue_wait_s": 0.5}, {"queue_wait_s": 0.0}]
+    assert module._queue_waits(draining, 118.5, 5.0) == [(0.5, 0.0), (1.5, 0.0)]  # what the phase covers
+    assert module._queue_waits(cpu_only, 100.0, 10.0) == []
     assert module._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9,
                                 "queue_wait_s": 0.456}) == "40 (50%, cpu 90%, wait 0.46 s)"
 
