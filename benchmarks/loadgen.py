@@ -170,8 +170,10 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
     scheduled from SETTLE_S into the phase (a recovery's p99 once the time it may take to recover has passed),
     `requests_after_settle` their count, all statuses, `latencies_after_settle_ms` the 200s' latencies (sorted: what a
     comparison with another phase needs); `p99_windows_ms`: the p99 of each WINDOW_S of the phase, so
-    a lone slow request shows apart from a slow stretch; `steal_windows_s`, with `steal` samples, the CPU seconds
-    the hypervisor took from this machine in each of those windows."""
+    a lone slow request shows apart from a slow stretch; `p99_seconds_ms` and `not_ok_seconds`, per second of the
+    first SETTLE_S: the p99 of the 200s and the count of other answers (how many seconds a recovery took);
+    `steal_windows_s`, with `steal` samples, the CPU seconds the hypervisor took from this machine in each of those
+    windows."""
     out = []
     start = 0.0
     for phase, (rate, duration) in enumerate(phases):
@@ -186,6 +188,7 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
         for r in mine:
             statuses[r[3]] = statuses.get(r[3], 0) + 1
         windows = math.ceil(duration / WINDOW_S - 1e-9)
+        seconds = range(min(math.ceil(duration - 1e-9), int(SETTLE_S)))
         out.append({"offered_per_s": rate, "seconds": duration, "requests": len(mine), "statuses": statuses,
                     "ok_per_s": round(len(ok) / duration, 1),
                     **{f"p{q}_ms": (round(v, 1) if (v := percentile([r[2] * 1000 for r in ok], q)) is not None
@@ -195,7 +198,10 @@ def summary(results: list[tuple[int, float, float, str]], phases: list[tuple[flo
                     "requests_after_settle": sum(r[1] >= start + SETTLE_S for r in mine),
                     "latencies_after_settle_ms": sorted(round(r[2] * 1000, 1) for r in ok if r[1] >= start + SETTLE_S),
                     "p99_windows_ms": [p99([r for r in ok if start + i * WINDOW_S <= r[1] < start + (i + 1) * WINDOW_S])
-                                       for i in range(windows)]})
+                                       for i in range(windows)],
+                    "p99_seconds_ms": [p99([r for r in ok if start + i <= r[1] < start + i + 1]) for i in seconds],
+                    "not_ok_seconds": [sum(r[3] != "200" and start + i <= r[1] < start + i + 1 for r in mine)
+                                       for i in seconds]})
         if steal:
             out[-1]["steal_windows_s"] = [
                 _steal_between(steal, start + i * WINDOW_S, min(start + duration, start + (i + 1) * WINDOW_S))

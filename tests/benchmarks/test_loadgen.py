@@ -54,6 +54,8 @@ def test_a_recovery_is_summarised_after_it_settles_and_per_window(monkeypatch: p
     assert recovery["p99_after_settle_ms"] == 700.0  # 15 answers: the nearest rank is the slowest one
     assert recovery["p99_windows_ms"] == [900.0, 700.0, 100.0]
     assert recovery["p99_last_half_ms"] == 700.0
+    assert recovery["p99_seconds_ms"] == [900.0] * 10 and recovery["not_ok_seconds"] == [0] * 10  # first 10 s
+    assert overload["p99_seconds_ms"] == [2000.0] * 10 and overload["not_ok_seconds"] == [5] * 10  # 429 each other
     assert "steal_windows_s" not in recovery  # no samples: nothing claimed
     steal = [(t / 2, 3.0 + (0.4 if t / 2 >= 27.0 else 0.0)) for t in range(0, 72)]  # 0.4 s taken at 27 s
     overload, recovery = loadgen.summary(results, [(10.0, 10.0), (1.0, 25.0)], steal)
