@@ -643,11 +643,50 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
                              + f" | {overload[0]['p99_ms'] if overload else '-'} | "
                              f"{_recovery_p99(overload[-1]) if overload else '-'} | "
                              f"{_control_cell(control)} | {_recovered(result)} |")
-    return lines + _window_lines(
-        [([*key.rsplit("/", 1), str(r.get("sentences_per_request", 1)), _setting_label(setting)], r)
-         for key, by_setting in found.items() for setting, runs in by_setting.items() for r in runs],
-        ["model", "backend", "sentences / request", QUEUE_SETTING],
-        f"Queue runs per {WINDOW_S:g} s")
+    named = [([*key.rsplit("/", 1), str(r.get("sentences_per_request", 1)), _setting_label(setting)], r)
+             for key, by_setting in found.items() for setting, runs in by_setting.items() for r in runs]
+    return (lines + _window_lines(named, ["model", "backend", "sentences / request", QUEUE_SETTING],
+                                  f"Queue runs per {WINDOW_S:g} s")
+            + _second_lines(named, ["model", "backend", "sentences / request", QUEUE_SETTING], "Queue runs"))
+
+
+def _back_after(phase: dict[str, Any]) -> str:
+    """The second of the phase's first SETTLE_S from which every second's 200s had p99 within the bound and no
+    request got another answer ('0': from the start; '> 10': not within them)."""
+    slow = [i for i, (p99, other) in enumerate(zip(phase["p99_seconds_ms"], phase["not_ok_seconds"], strict=True))
+            if other or (p99 is not None and p99 > P99_BOUND_MS)]
+    after = slow[-1] + 1 if slow else 0
+    return f"> {len(phase['p99_seconds_ms'])}" if after == len(phase["p99_seconds_ms"]) else str(after)
+
+
+def _second_lines(rows: list[tuple[list[str], dict[str, Any]]], heads: list[str], opening: str) -> list[str]:
+    """The first SETTLE_S of the recovery and its control second by second, for the runs that stored it: how long
+    the work an overload left behind took to drain (the server's queue wait) and the latency to come back."""
+    rows = [(cells, r) for cells, r in rows if r.get("overload") and "p99_seconds_ms" in r["overload"][-1]
+            and r.get("control") and "p99_seconds_ms" in r["control"][0]]
+    if not rows:
+        return []
+
+    def seconds(phase: dict[str, Any]) -> str:
+        return " / ".join(_number(p99) + (f" ({other})" if other else "") for p99, other
+                          in zip(phase["p99_seconds_ms"], phase["not_ok_seconds"], strict=True))
+
+    def waits(phase: dict[str, Any]) -> str:
+        found = phase.get("queue_wait_per_s") or []
+        return " / ".join(_number(wait) for at, wait in found if at < SETTLE_S) or "-"
+
+    lines = ["", f"{opening}, the first {SETTLE_S:g} s of the recovery and of its control second by second: the p99 "
+             "(ms) of the 200s of the requests sent in each second (in brackets, how many got another answer: a "
+             "429 of the queue limit or of the drain after it); the queue wait the server estimated (s, /metrics, "
+             f"sampled each second); back from: the second from which every second stayed within {P99_BOUND_MS:.0f}"
+             " ms with no other answer:", "",
+             "| " + " | ".join(heads) + " | rate (req/s) | recovery p99 per s | recovery queue wait per s | back from "
+             "(s) | control p99 per s | control back from (s) |", "|" + "---|" * (len(heads) + 6)]
+    for cells, result in rows:
+        recovery, control = result["overload"][-1], result["control"][0]
+        lines.append("| " + " | ".join(cells) + f" | {result['sustainable_per_s']:g} | {seconds(recovery)} | "
+                     f"{waits(recovery)} | {_back_after(recovery)} | {seconds(control)} | {_back_after(control)} |")
+    return lines
 
 
 QUEUE_SETTING = "--max-queue-seconds / --queue-target-seconds / --resume-queue-seconds"
@@ -1142,9 +1181,10 @@ def render() -> None:
                 f"non-2xx {closed['non_2xx']} |")
     if confirmed:
         lines += _acceptance_lines(saved)
-    lines += _window_lines([([e["server"], e["model"], e["backend"], size], r) for e in saved["entries"]
-                            for size, r in e["sizes"].items()],
-                           ["server", "model", "backend", "sentences / request"], f"Recovery per {WINDOW_S:g} s")
+    named = [([e["server"], e["model"], e["backend"], size], r) for e in saved["entries"]
+             for size, r in e["sizes"].items()]
+    heads = ["server", "model", "backend", "sentences / request"]
+    lines += _window_lines(named, heads, f"Recovery per {WINDOW_S:g} s") + _second_lines(named, heads, "Recovery")
 
     def by_rate(entry: dict[str, Any], size: str) -> dict[float, dict[str, Any]]:
         """A row's runs by the rate of single-sentence requests they stand for (16 sentences at a 16th)."""

@@ -367,3 +367,29 @@ def test_a_server_that_held_no_rate_shows_none_in_the_acceptance_table(monkeypat
     lines = serve._acceptance_lines(saved)
     assert "| m | 16 | 32 | none | - | - | - | - | - |" in lines
     assert any(line.startswith("none: no offered rate held the bound") for line in lines)
+
+
+def test_the_first_seconds_of_a_recovery_show_when_it_came_back(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per second of the recovery's first 10 s: the p99, the other answers (the drain's 429s) and the server's queue
+    wait; 'back from' is the second from which every second stayed within the bound with no other answer."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    recovery = {"offered_per_s": 100.0, "seconds": 40.0, "statuses": {"200": 3990, "429": 10}, "p99_ms": 900.0,
+                "p99_after_settle_ms": 200.0, "requests_after_settle": 3000, "p99_windows_ms": [900.0, 200.0],
+                "p99_seconds_ms": [900.0, 620.0, 300.0, 510.0, 200.0, 150.0, 160.0, 140.0, 150.0, 170.0],
+                "not_ok_seconds": [4, 6, 0, 0, 0, 0, 0, 0, 0, 0],
+                "queue_wait_per_s": [[0.4, 0.91], [1.4, 0.3], [2.4, 0.12], [12.4, 0.1]]}
+    control = {**recovery, "statuses": {"200": 4000}, "p99_seconds_ms": [150.0] * 10, "not_ok_seconds": [0] * 10}
+    assert module._back_after(recovery) == "4" and module._back_after(control) == "0"
+    assert module._back_after({**control, "p99_seconds_ms": [150.0] * 9 + [700.0]}) == "> 10"
+    result = {"open_loop": [], "sustainable_per_s": 100.0, "confirmation": [], "closed_loop": None,
+              "overload": [{"offered_per_s": 200.0, "statuses": {"200": 1500, "429": 500}, "p99_ms": 1500.0},
+                           recovery], "control": [control], "sentences_per_request": 1}
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    stored["queue_limits"] = {"minilm-en/onnx-int8": {"1 / 0 / 0.25": [result]}}
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs).split("Queue runs, the first 10 s")[1]
+    assert ("| minilm-en | onnx-int8 | 1 | 1 / 0 / 0.25 | 100 | 900 (4) / 620 (6) / 300 / 510 / 200 / 150 / 160 / "
+            "140 / 150 / 170 | 0.91 / 0.3 / 0.12 | 4 | " + " / ".join(["150"] * 10) + " | 0 |") in text
