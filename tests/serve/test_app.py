@@ -442,6 +442,23 @@ def test_metrics_show_requests_batches_and_queue(client) -> None:
     assert 'polyembed_requests_total{status="400"} 1.0' in text
 
 
+def test_metrics_time_the_garbage_collections_while_the_server_runs(encoder) -> None:
+    """A collection pauses every thread, the model's too: /metrics times them by generation, from start-up until
+    the server stops (then the callback is gone)."""
+    import gc
+
+    app = create_app(encoder)
+    callbacks = len(gc.callbacks)
+    with TestClient(app) as test_client:
+        assert len(gc.callbacks) == callbacks + 1
+        gc.collect()
+        text = test_client.get("/metrics").text
+    assert len(gc.callbacks) == callbacks
+    count = next(line for line in text.splitlines()
+                 if line.startswith('polyembed_gc_duration_seconds_count{generation="2"}'))
+    assert float(count.rsplit(" ", 1)[1]) >= 1.0
+
+
 def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
     """What a client disconnect does: the waiting job leaves the queue unencoded; the batch at work finishes."""
     import asyncio

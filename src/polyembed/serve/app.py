@@ -23,6 +23,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import gc
 import math
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -380,9 +381,11 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         await batcher.embed([WARM_UP_SENTENCE], [None])  # the first encode loads lazily built parts
         batcher.work.tokens_per_second = None  # ... and is no measure of the model's speed
         app.state.ready = True
+        watching = metrics.watch_gc()
         try:
             yield
         finally:
+            gc.callbacks.remove(watching)
             app.state.ready = False
             await batcher.stop()
             counting.shutdown(wait=True)

@@ -8,6 +8,10 @@ histograms) and what fails (requests by status). Each app owns its own registry,
 
 from __future__ import annotations
 
+import gc
+import time
+from collections.abc import Callable
+
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -51,9 +55,27 @@ class ServerMetrics:
                                         buckets=LATENCY_BUCKETS, registry=registry)
         self.tokens = Counter("polyembed_tokens", "Input tokens encoded (the model tokenizer's count).",
                               registry=registry)
+        self.gc_seconds = Histogram("polyembed_gc_duration_seconds",
+                                    "Python garbage collections in the server process, by generation: a pause of "
+                                    "every thread, the model's included.", ["generation"],
+                                    buckets=LATENCY_BUCKETS, registry=registry)
         self.cancelled = Counter("polyembed_requests_cancelled",
                                  "Requests whose client disconnected before their batch was encoded (not encoded).",
                                  registry=registry)
+
+    def watch_gc(self) -> Callable[[str, dict[str, int]], None]:
+        """Time the process's garbage collections into `gc_seconds` from now on; returns the callback, for
+        `gc.callbacks.remove` when the server stops."""
+        started: list[float] = []
+
+        def callback(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started[:] = [time.perf_counter()]
+            elif started:
+                self.gc_seconds.labels(generation=str(info["generation"])).observe(time.perf_counter() - started[0])
+
+        gc.callbacks.append(callback)
+        return callback
 
     def render(self) -> bytes:
         """The registry in Prometheus' text format."""
