@@ -33,6 +33,7 @@ import contextlib
 import json
 import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -72,14 +73,22 @@ then is restarted."""
 PORT = 8790
 
 
+SENTENCE_ORDER = "shuffled once (seed 0)"
+"""The file groups its sentences by source, and the long news sentences came as one clump: at a steady rate, a
+burst of nearly twice the work every 512 requests (every 5 s at 100 requests/s), which set the p99 near capacity.
+Shuffled once with a fixed seed, every server gets the same sentences in the same order at an even mean length."""
+
+
 def _sentences(count: int) -> list[str]:
-    """STS-B test sentences of ordinary length (8-30 words), the same for every server."""
+    """STS-B test sentences of ordinary length (8-30 words), the same for every server, in SENTENCE_ORDER."""
     from polyembed.data.registry import get_dataset
     from polyembed.data.root import data_root
 
     rows = (get_dataset("stsbenchmark").path(data_root()) / "sts-test.csv").read_text(encoding="utf-8").splitlines()
     texts = [row.split("\t")[5] for row in rows if row.count("\t") >= 6]
-    return [t for t in texts if 8 <= len(t.split()) <= 30][:count]
+    picked = [t for t in texts if 8 <= len(t.split()) <= 30][:count]
+    random.Random(0).shuffle(picked)
+    return picked
 
 
 def _server_cpuset() -> Path | None:
@@ -353,7 +362,7 @@ def _measure(kind: str, model: str, setting: str, infinity: Path | None, rates: 
              texts: list[str], sizes: tuple[int, ...] = (1, 16), options: tuple[str, ...] = (),
              closed_loop: bool = True, control: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {"server": kind, "model": model, "backend": setting, "isolation": _isolation(),
-                             "sizes": {}}
+                             "sentence_order": SENTENCE_ORDER, "sizes": {}}
     with _running(kind, model, setting, infinity, options) as server:
         url = server.url
         prompt = _default_prompt(model) if kind == "infinity" else ""  # polyembed applies the model's own
@@ -610,7 +619,8 @@ def queue_limits(models: list[str], backend: str, limits: list[float], targets: 
                                  options=("--max-queue-seconds", str(limit), "--queue-target-seconds", str(target),
                                           "--resume-queue-seconds", str(resume)),
                                  closed_loop=False, control=True)
-                by_setting[f"{limit:g} / {target:g} / {resume:g}"] += [{**result, "sentences_per_request": int(size)}
+                by_setting[f"{limit:g} / {target:g} / {resume:g}"] += [{**result, "sentences_per_request": int(size),
+                                                                         "sentence_order": SENTENCE_ORDER}
                                                           for size, result in entry["sizes"].items()]
                 _save(saved)
     render()
@@ -624,7 +634,8 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
              f"recovery p99 from {SETTLE_S:g} s on; control: the same phase once more with no overload before it "
              "(runs in the "
              "order made, alternating between settings; a target or resume shown '-' predates its option: no "
-             "target, no drain; a resume at or above the limit: no drain; recovered: as in the main table):", "",
+             "target, no drain; a resume at or above the limit: no drain; recovered: as in the main table"
+             + _queue_order_text(found) + "):", "",
              f"| model | backend | sentences / request | {QUEUE_SETTING} | "
              "sustainable (req/s) | overload statuses | overload p99 ms | recovery p99 ms | control p99 ms | "
              "recovered |",
@@ -648,6 +659,17 @@ def _queue_rows(found: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
     return (lines + _window_lines(named, ["model", "backend", "sentences / request", QUEUE_SETTING],
                                   f"Queue runs per {WINDOW_S:g} s")
             + _second_lines(named, ["model", "backend", "sentences / request", QUEUE_SETTING], "Queue runs"))
+
+
+def _queue_order_text(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """How many of the queue runs sent the sentences in file order (with its clump of long ones) and how many in
+    SENTENCE_ORDER."""
+    runs = [r for by_setting in found.values() for rs in by_setting.values() for r in rs]
+    shuffled = sum("sentence_order" in r for r in runs)
+    if not shuffled:
+        return ""
+    return (f"; sentences {SENTENCE_ORDER} in {shuffled} of the {len(runs)} runs, in file order (its long news "
+            "sentences as one clump) in the others")
 
 
 def _back_after(phase: dict[str, Any]) -> str:
@@ -704,6 +726,18 @@ def _confirmed_cells(result: dict[str, Any]) -> str:
     grid = max((r["offered_per_s"] for r in result["open_loop"] if _within_bound(r)), default=None)
     rate = f"{sustainable or '-'}" + (f" (grid {grid})" if grid != sustainable else "")
     return f"{rate} | {tried[-1]['p99_ms'] if sustainable else '-'} | "
+
+
+def _order_text(entries: list[dict[str, Any]]) -> str:
+    """In which order the rows' requests sent the sentences: rows without the field sent them in file order, whose
+    long news sentences come as one clump (a burst of work every 512 requests)."""
+    in_file_order = [f"{e['server']} {e['model']} {e['backend']}" for e in entries if "sentence_order" not in e]
+    if not in_file_order:
+        return f", {SENTENCE_ORDER}"
+    clump = " (whose long news sentences come as one clump: a burst of work every 512 requests)"
+    if len(in_file_order) == len(entries):
+        return ", in file order" + clump
+    return f", {SENTENCE_ORDER}; the rows of {', '.join(in_file_order)} in file order" + clump
 
 
 def _drain_sentence(entries: list[dict[str, Any]]) -> str:
@@ -1152,8 +1186,8 @@ def render() -> None:
              ""]
     if all("prompt_sent" in entry for entry in saved["entries"]):
         lines[-2] += (" The open loop sends the STS-B test sentences in turn, one or 16 per request (wrk repeats the "
-                      "first request); Infinity, which applies no prompt, gets the model's default prompt in the "
-                      "text, so both servers embed the same tokens.")
+                      "first request)" + _order_text(saved["entries"]) + "; Infinity, which applies no prompt, gets "
+                      "the model's default prompt in the text, so both servers embed the same tokens.")
     if saved.get("generator_selftest"):
         reached = max(r["ok_per_s"] for r in saved["generator_selftest"])
         lines += [f"The generator alone, against a stub server: {reached}/s answered at its highest offered rate.", ""]

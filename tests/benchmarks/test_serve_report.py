@@ -393,3 +393,22 @@ def test_the_first_seconds_of_a_recovery_show_when_it_came_back(tmp_path: Path,
     text = rendered_twice(module, docs).split("Queue runs, the first 10 s")[1]
     assert ("| minilm-en | onnx-int8 | 1 | 1 / 0 / 0.25 | 100 | 900 (4) / 620 (6) / 300 / 510 / 200 / 150 / 160 / "
             "140 / 150 / 170 | 0.91 / 0.3 / 0.12 | 4 | " + " / ".join(["150"] * 10) + " | 0 |") in text
+
+
+def test_the_sentences_go_in_one_fixed_shuffled_order_and_rows_in_file_order_are_named(
+        monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> None:
+    """The file's long news sentences came as one clump (a burst of work every 512 requests): every server now gets
+    the same sentences shuffled once with a fixed seed, and the docs say which rows sent them in file order."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.setenv("POLYEMBED_DATA", str(shared_data))
+    module = importlib.import_module("serve")
+    first, again = module._sentences(512), module._sentences(512)
+    assert first == again and len(first) == 512 and all(8 <= len(t.split()) <= 30 for t in first)
+    lengths = [len(t.split()) for t in first]
+    tail = sum(lengths[448:]) / 64
+    assert abs(tail - sum(lengths) / 512) < 2.0  # the last eighth is no longer a clump of long sentences
+    shuffled = {"server": "polyembed", "model": "m", "backend": "torch", "sentence_order": module.SENTENCE_ORDER}
+    old = {"server": "infinity", "model": "m", "backend": "torch"}
+    assert module._order_text([shuffled]) == ", shuffled once (seed 0)"
+    assert module._order_text([old]).startswith(", in file order (whose long news sentences come as one clump")
+    assert "; the rows of infinity m torch in file order" in module._order_text([shuffled, old])
