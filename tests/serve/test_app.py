@@ -443,17 +443,19 @@ def test_metrics_show_requests_batches_and_queue(client) -> None:
 
 
 def test_metrics_time_the_garbage_collections_while_the_server_runs(encoder) -> None:
-    """A collection pauses every thread, the model's too: /metrics times them by generation, from start-up until
-    the server stops (then the callback is gone)."""
+    """A collection pauses every thread, the model's too: the objects of the warm server are frozen (a full
+    collection no longer walks them) and /metrics times the collections by generation, from start-up until the
+    server stops (then the callback is gone and the objects can be collected again)."""
     import gc
 
     app = create_app(encoder)
     callbacks = len(gc.callbacks)
     with TestClient(app) as test_client:
         assert len(gc.callbacks) == callbacks + 1
+        assert gc.get_freeze_count() > 0  # what the warm server holds is out of the collector's sight
         gc.collect()
         text = test_client.get("/metrics").text
-    assert len(gc.callbacks) == callbacks
+    assert len(gc.callbacks) == callbacks and gc.get_freeze_count() == 0
     count = next(line for line in text.splitlines()
                  if line.startswith('polyembed_gc_duration_seconds_count{generation="2"}'))
     assert float(count.rsplit(" ", 1)[1]) >= 1.0

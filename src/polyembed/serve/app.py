@@ -380,12 +380,17 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
         await batcher.start()
         await batcher.embed([WARM_UP_SENTENCE], [None])  # the first encode loads lazily built parts
         batcher.work.tokens_per_second = None  # ... and is no measure of the model's speed
+        # A full collection walks every object the model's libraries made (hundreds of thousands), a pause of
+        # every thread that is a latency spike; frozen, what exists once the server is warm is never walked again.
+        gc.collect()
+        gc.freeze()
         app.state.ready = True
         watching = metrics.watch_gc()
         try:
             yield
         finally:
             gc.callbacks.remove(watching)
+            gc.unfreeze()  # a process that goes on (a test, a notebook) can collect the server's objects again
             app.state.ready = False
             await batcher.stop()
             counting.shutdown(wait=True)
