@@ -6,16 +6,15 @@ request served, on the same core the model needs: the server then answers fewer 
 offered. Here a refusal is decided from the headers and the batcher's state alone and written as a prepared
 response, before the body is read.
 
-Four limits: `max_concurrent_requests` (requests accepted at once); `max_queue_seconds`, the wait a new
-request would have behind the work already queued (queued tokens / the tokens per second the model has been
-encoding), which bounds the latency of what is accepted whatever the request sizes; `resume_queue_seconds`: once
-a request has been refused at that limit, requests are refused until the queue has drained to this wait. Why:
-an overload leaves the queue at the limit, and at a rate the server only just sustains, new arrivals keep it
-there; the backlog then drains at the few per cent of capacity the server has to spare, and every request waits
-about the limit for tens of seconds after the overload has stopped. Refused arrivals add nothing, so the queue
-drains at the server's full speed, in about the limit's time. Bursts that stay under the limit are untouched.
-And `queue_target_seconds`,
-the wait a queue may keep for longer than STANDING_INTERVAL_S. The last tells a burst from an overload, as CoDel
+Four limits. `max_concurrent_requests`: requests accepted at once. `max_queue_seconds`: the wait a new request
+would have behind the work already queued (queued tokens / the tokens per second the model has been encoding),
+which bounds the latency of what is accepted whatever the request sizes. `resume_queue_seconds`: once a request
+has been refused at that limit, requests are refused until the queue has drained to this wait. Why: an overload
+leaves the queue at the limit, and at a rate the server only just sustains, new arrivals keep it there; the
+backlog then drains at the few per cent of capacity the server has to spare, every request waiting about the
+limit long after the overload has stopped. Refused arrivals add nothing, so the queue drains at the server's full
+speed. Bursts that stay under the limit are untouched. `queue_target_seconds`: the wait a queue may keep for
+longer than STANDING_INTERVAL_S. The last tells a burst from an overload, as CoDel
 does for packet queues: a burst fills the queue and drains, an overload keeps it full. Bursts up to
 `max_queue_seconds` pass; once the wait has stayed above the target for a whole interval the server sheds
 everything above the target until the wait has stayed below it for an interval. So an overload leaves about
