@@ -935,7 +935,7 @@ def call_costs(models: list[str], backends: list[str]) -> None:
 def _call_costs_here(model: str, backend: str) -> dict[str, Any]:
     """The measurement of `call_costs` in this process (pinned by the caller): best of two passes per setting."""
     from polyembed.models.backends import load_with_backend
-    from polyembed.serve.app import token_budget_chunks
+    from polyembed.serve.batching import token_budget_chunks
 
     encoder = load_with_backend(model, backend)
     texts = _sentences(512)

@@ -33,7 +33,7 @@ def test_a_submitted_job_is_queued_work_before_anything_else_runs(tmp_path) -> N
     burst of requests cannot all pass the check before the first of them is counted (a CI failure once)."""
     import asyncio
 
-    from polyembed.serve.app import EmbeddingBatcher
+    from polyembed.serve.batching import EmbeddingBatcher
 
     encoder = polyembed.load_model(str(tiny_sentence_transformer(tmp_path / "tiny", seed=0)))
 

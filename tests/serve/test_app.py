@@ -361,7 +361,7 @@ def test_ready_after_warm_up_and_health_always(encoder) -> None:
 
 
 def test_token_budget_chunks_sort_by_length_and_respect_both_caps() -> None:
-    from polyembed.serve.app import token_budget_chunks
+    from polyembed.serve.batching import token_budget_chunks
 
     lengths = [3, 500, 4, 5, 3, 200]
     chunks = token_budget_chunks(lengths, max_batch_tokens=400, max_batch_size=3)
@@ -377,7 +377,7 @@ def test_token_budget_chunks_sort_by_length_and_respect_both_caps() -> None:
 def test_a_batch_is_cut_by_length_only_where_the_padding_saved_outweighs_a_call() -> None:
     """Two long and six short rows: one call pads 8 x 40 = 320 tokens, two calls 2 x 40 + 6 x 10 = 140. Cut
     when another call costs less than the 180 tokens saved, not when it costs more."""
-    from polyembed.serve.app import token_budget_chunks
+    from polyembed.serve.batching import token_budget_chunks
 
     lengths = [10, 40, 10, 10, 40, 10, 10, 10]
     assert token_budget_chunks(lengths, 16_384, 64, call_overhead_tokens=100) == [[1, 4], [0, 2, 3, 5, 6, 7]]
@@ -390,7 +390,7 @@ def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encod
     """Even at max_wait_ms 0, the requests that arrive while a batch encodes are encoded together next."""
     import asyncio
 
-    from polyembed.serve.app import EmbeddingBatcher
+    from polyembed.serve.batching import EmbeddingBatcher
 
     slow = SlowEncoder(encoder)
     calls = _record_calls(slow)
@@ -465,7 +465,7 @@ def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
     """What a client disconnect does: the waiting job leaves the queue unencoded; the batch at work finishes."""
     import asyncio
 
-    from polyembed.serve.app import EmbeddingBatcher
+    from polyembed.serve.batching import EmbeddingBatcher
 
     slow = SlowEncoder(encoder)
     calls = _record_calls(slow)
