@@ -131,6 +131,9 @@ def tiny_sentence_transformer(folder: Path, seed: int, hidden: int = 32, mask_to
 
 
 
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def kill_after(run: subprocess.Popen, marker: Path, timeout: float = 300) -> None:
     """SIGKILL `run` as soon as `marker` exists (e.g. the first checkpoint's trainer_state.json)."""
     deadline = time.time() + timeout
@@ -155,9 +158,13 @@ def train_in_subprocess(method: str, config: Path, *extra: str, env: dict[str, s
     )
 
 
-def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill_at_step: int) -> tuple[dict, dict]:
+def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill_at_step: int,
+                                  env: dict[str, str] | None = None) -> tuple[dict, dict]:
     """training.json of the run with `options` done in one go, and of the same run SIGKILLed once checkpoint
-    `kill_at_step` exists then resumed (`method` as on the command line, e.g. "modular la")."""
+    `kill_at_step` exists then resumed (`method` as on the command line, e.g. "modular la").
+
+    The uninterrupted run and the killed one run side by side, each on one torch thread (all three runs alike,
+    so the comparison is the same computation): on two cores that halves the test's wall time."""
     import json
 
     import yaml
@@ -166,15 +173,30 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
     for name in ("full", "killed"):
         configs[name] = folder / f"{name}.yaml"
         configs[name].write_text(yaml.safe_dump({**options, "output_dir": str(folder / name)}))
-    full = train_in_subprocess(method, configs["full"])
-    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-    kill_after(train_in_subprocess(method, configs["killed"]),
-               folder / "killed" / "checkpoints" / f"checkpoint-{kill_at_step}" / "trainer_state.json")
-    resumed = train_in_subprocess(method, configs["killed"], "--resume")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
+    environment = {**ONE_THREAD, **(env or {})}
+    full = train_in_subprocess(method, configs["full"], env=environment)
+    try:
+        kill_after(train_in_subprocess(method, configs["killed"], env=environment),
+                   folder / "killed" / "checkpoints" / f"checkpoint-{kill_at_step}" / "trainer_state.json")
+        assert not (folder / "killed" / "model").exists()
+        finished(train_in_subprocess(method, configs["killed"], "--resume", env=environment))
+    finally:
+        finished(full)
     full_run, killed_run = (json.loads((folder / name / "training.json").read_text()) for name in ("full", "killed"))
     assert killed_run["resumed_from"] and full_run["resumed_from"] is None
     return full_run, killed_run
+
+
+def finished(run: subprocess.Popen, timeout: float = 300) -> None:
+    """Wait for `run` (reading its stderr, so a chatty run cannot fill the pipe) and fail with that stderr
+    unless it exited 0."""
+    try:
+        _, stderr = run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        _, stderr = run.communicate()
+        raise AssertionError(f"the run did not finish in {timeout:.0f} s: {stderr.decode()[-2000:]}") from None
+    assert run.returncode == 0, stderr.decode() if stderr else ""
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

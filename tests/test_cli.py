@@ -104,7 +104,8 @@ def test_task_options_reach_the_task(tmp_path: Path, shared_data: Path) -> None:
 
 
 def test_eval_into_a_folder_with_unrelated_files_leaves_them_untouched(tmp_path: Path, shared_data: Path) -> None:
-    """`polyembed eval -m minilm-en --tasks sts17 --out DIR`: DIR's own files and folders survive, twice over."""
+    """`polyembed eval -m minilm-en --tasks sts17 --languages en-en --out DIR`: DIR's own files and folders
+    survive, twice over."""
     import json
 
     out = tmp_path / "thesis"
@@ -112,7 +113,8 @@ def test_eval_into_a_folder_with_unrelated_files_leaves_them_untouched(tmp_path:
     (out / "thesis.txt").write_text("three years of work\n")
     (out / "notes" / "ideas.md").write_text("- more data\n")
     for _ in range(2):  # a second run replaces its own report, still nothing else
-        result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--out", str(out)])
+        result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "sts17", "--languages", "en-en",
+                                      "--out", str(out)])
         assert result.exit_code == 0, result.output
     assert (out / "thesis.txt").read_text() == "three years of work\n"
     assert (out / "notes" / "ideas.md").read_text() == "- more data\n"

@@ -11,7 +11,7 @@ import polyembed
 from polyembed.serve import ServerLimits, create_app
 from polyembed.serve.admission import STANDING_INTERVAL_S, WorkQueue
 from tests.helpers import tiny_sentence_transformer
-from tests.serve.test_app import SlowEncoder
+from tests.serve.doubles import SlowEncoder
 
 
 def test_the_wait_is_queued_tokens_over_the_measured_speed() -> None:

@@ -19,16 +19,7 @@ import polyembed
 from polyembed.errors import PolyembedError
 from polyembed.serve import ServerLimits, create_app
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    return tiny_sentence_transformer(tmp_path_factory.mktemp("serve") / "tiny", seed=0)
-
-
-@pytest.fixture(scope="module")
-def encoder(tiny_folder):
-    return polyembed.load_model(str(tiny_folder))
+from tests.serve.doubles import SlowEncoder
 
 
 @pytest.fixture()
@@ -323,33 +314,6 @@ def test_malformed_requests_among_concurrent_good_ones_fail_alone_and_change_not
     assert before == after
 
 
-class SlowEncoder:
-    """The tiny encoder, `delay` seconds per encode (a request that keeps the server busy)."""
-
-    dimension = 32
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.delay = inner, "slow", 0.0
-        self.tokenizer = inner.model.tokenizer
-
-    def encode(self, sentences, language=None, *, batch_size=64, show_progress_bar=False):
-        time.sleep(self.delay)
-        return self.inner.encode(sentences, batch_size=batch_size)
-
-
-def _record_calls(slow: SlowEncoder) -> list[list[str]]:
-    """The sentences of each encode call `slow` gets from now on, in order."""
-    calls: list[list[str]] = []
-    inner_encode = slow.encode
-
-    def recording(sentences, language=None, **kwargs):
-        calls.append(list(sentences))
-        return inner_encode(sentences, language, **kwargs)
-
-    slow.encode = recording
-    return calls
-
-
 def test_ready_after_warm_up_and_health_always(encoder) -> None:
     app = create_app(encoder)
     assert app.state.ready is False  # not started: a load balancer would get 503 from /ready
@@ -358,60 +322,6 @@ def test_ready_after_warm_up_and_health_always(encoder) -> None:
         assert app.state.batcher.batches_run == 1  # the warm-up encode
         assert test_client.get("/health").status_code == 200
     assert app.state.ready is False
-
-
-def test_token_budget_chunks_sort_by_length_and_respect_both_caps() -> None:
-    from polyembed.serve.batching import token_budget_chunks
-
-    lengths = [3, 500, 4, 5, 3, 200]
-    chunks = token_budget_chunks(lengths, max_batch_tokens=400, max_batch_size=3)
-    assert sorted(row for chunk in chunks for row in chunk) == list(range(6))  # every row once
-    assert chunks[0] == [1]  # longer than the budget: alone
-    for chunk in chunks:
-        assert len(chunk) <= 3 and [lengths[row] for row in chunk] == sorted((lengths[row] for row in chunk),
-                                                                            reverse=True)
-        assert len(chunk) == 1 or max(lengths[row] for row in chunk) * len(chunk) <= 400
-    assert token_budget_chunks([7] * 5, max_batch_tokens=1000, max_batch_size=64) == [[0, 1, 2, 3, 4]]
-
-
-def test_a_batch_is_cut_by_length_only_where_the_padding_saved_outweighs_a_call() -> None:
-    """Two long and six short rows: one call pads 8 x 40 = 320 tokens, two calls 2 x 40 + 6 x 10 = 140. Cut
-    when another call costs less than the 180 tokens saved, not when it costs more."""
-    from polyembed.serve.batching import token_budget_chunks
-
-    lengths = [10, 40, 10, 10, 40, 10, 10, 10]
-    assert token_budget_chunks(lengths, 16_384, 64, call_overhead_tokens=100) == [[1, 4], [0, 2, 3, 5, 6, 7]]
-    assert token_budget_chunks(lengths, 16_384, 64, call_overhead_tokens=200) == [[1, 4, 0, 2, 3, 5, 6, 7]]
-    # at no overhead, every distinct length gets its own call
-    assert token_budget_chunks([3, 2, 1], 16_384, 64, call_overhead_tokens=0) == [[0], [1], [2]]
-
-
-def test_requests_queued_during_a_batch_share_the_next_one_without_waiting(encoder) -> None:
-    """Even at max_wait_ms 0, the requests that arrive while a batch encodes are encoded together next."""
-    import asyncio
-
-    from polyembed.serve.batching import EmbeddingBatcher
-
-    slow = SlowEncoder(encoder)
-    calls = _record_calls(slow)
-
-    async def scenario() -> list[np.ndarray]:
-        batcher = EmbeddingBatcher(slow, max_wait_ms=0, call_overhead_tokens=10_000)  # one call per batch
-        await batcher.start()
-        try:
-            slow.delay = 0.3
-            busy = asyncio.ensure_future(batcher.embed(["first"], [None]))
-            await asyncio.sleep(0.1)  # "first" is encoding now
-            queued = [asyncio.ensure_future(batcher.embed([text], [None])) for text in ("second", "third", "fourth")]
-            await busy
-            return list(await asyncio.gather(*queued))
-        finally:
-            await batcher.stop()
-
-    vectors = asyncio.run(scenario())
-    assert calls[0] == ["first"] and sorted(calls[1]) == ["fourth", "second", "third"] and len(calls) == 2
-    for text, rows in zip(("second", "third", "fourth"), vectors, strict=True):
-        assert np.allclose(rows, polyembed.encode(encoder, [text], normalize=True), atol=1e-5)
 
 
 def test_one_long_input_does_not_pad_the_short_ones(encoder) -> None:
@@ -459,38 +369,6 @@ def test_metrics_time_the_garbage_collections_while_the_server_runs(encoder) -> 
     count = next(line for line in text.splitlines()
                  if line.startswith('polyembed_gc_duration_seconds_count{generation="2"}'))
     assert float(count.rsplit(" ", 1)[1]) >= 1.0
-
-
-def test_a_cancelled_request_is_dropped_before_it_is_encoded(encoder) -> None:
-    """What a client disconnect does: the waiting job leaves the queue unencoded; the batch at work finishes."""
-    import asyncio
-
-    from polyembed.serve.batching import EmbeddingBatcher
-
-    slow = SlowEncoder(encoder)
-    calls = _record_calls(slow)
-
-    async def scenario() -> np.ndarray:
-        batcher = EmbeddingBatcher(slow, max_wait_ms=0)
-        await batcher.start()
-        try:
-            slow.delay = 0.5
-            busy = asyncio.ensure_future(batcher.embed(["first"], [None]))
-            await asyncio.sleep(0.1)  # "first" is encoding now
-            gone = asyncio.ensure_future(batcher.embed(["gone"], [None]))
-            await asyncio.sleep(0.05)
-            gone.cancel()
-            first = await busy
-            slow.delay = 0.0
-            await batcher.embed(["after"], [None])
-            assert batcher.metrics.cancelled._value.get() == 1
-            return first
-        finally:
-            await batcher.stop()
-
-    first = asyncio.run(scenario())
-    assert ["gone"] not in calls and ["first"] in calls and ["after"] in calls
-    assert np.allclose(first, polyembed.encode(encoder, ["first"], normalize=True), atol=1e-5)
 
 
 def test_metrics_count_every_refusal_and_failure(encoder) -> None:

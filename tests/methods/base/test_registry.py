@@ -5,17 +5,15 @@ resumes exactly after SIGKILL, with no edit outside its folder."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from polyembed.errors import PolyembedError
 from polyembed.methods.base import get_method, list_methods, train
 from polyembed.methods.base.registry import PLUGIN_ENV_VAR
-from tests.helpers import PAIRS, kill_after, tiny_sentence_transformer, train_in_subprocess
+from tests.helpers import PAIRS, killed_and_uninterrupted_runs, tiny_sentence_transformer
 
 
 @pytest.fixture(scope="module")
@@ -47,26 +45,11 @@ def _toy_config(inputs: dict[str, Path], out: Path, **extra: object) -> dict[str
     return options
 
 
-def _cli(config: Path, *extra: str) -> subprocess.Popen:
-    return train_in_subprocess("toy", config, *extra, env={PLUGIN_ENV_VAR: "tests.methods.toy"})
-
-
 def test_toy_method_trains_through_the_generated_command_and_resumes_exactly(
     toy_inputs: dict[str, Path], tmp_path: Path
 ) -> None:
-    full_yaml, killed_yaml = tmp_path / "full.yaml", tmp_path / "killed.yaml"
-    full_yaml.write_text(yaml.safe_dump(_toy_config(toy_inputs, tmp_path / "full")))
-    killed_yaml.write_text(yaml.safe_dump(_toy_config(toy_inputs, tmp_path / "killed")))
-    full = _cli(full_yaml)
-    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-
-    kill_after(_cli(killed_yaml), tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json")
-    assert not (tmp_path / "killed" / "model").exists()
-    resumed = _cli(killed_yaml, "--resume")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
-
-    a = json.loads((tmp_path / "full" / "training.json").read_text())
-    b = json.loads((tmp_path / "killed" / "training.json").read_text())
+    a, b = killed_and_uninterrupted_runs("toy", _toy_config(toy_inputs, tmp_path / "full"), tmp_path,
+                                         kill_at_step=10, env={PLUGIN_ENV_VAR: "tests.methods.toy"})
     assert a["method"] == b["method"] == "toy" and b["resumed_from"] and a["resumed_from"] is None
     assert a["steps"] == b["steps"] == 40 and a["train_pairs_seen"] == b["train_pairs_seen"] == 40 * 8
     assert [h["step"] for h in a["history"]] == [h["step"] for h in b["history"]] == [10, 20, 30, 40]

@@ -4,7 +4,6 @@ exact resume after SIGKILL, and bad input stopping the run before any model is l
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +19,8 @@ from polyembed.methods.distill.train import fit_projection, prepare_data, train_
 from tests.helpers import (
     PAIRS,
     assert_plain_sentence_transformers_loads,
-    kill_after,
+    killed_and_uninterrupted_runs,
     tiny_sentence_transformer,
-    train_in_subprocess,
 )
 
 
@@ -264,29 +262,9 @@ def test_wide_student_is_projected_to_teacher_dimension(tiny: dict[str, Path], t
     assert SentenceTransformer(result.model_dir, device="cpu").encode(["a dog"]).shape == (1, 32)
 
 
-def _cli(config: Path, *extra: str) -> subprocess.Popen:
-    return train_in_subprocess("distill", config, *extra)
-
-
 def test_sigkill_then_resume_matches_uninterrupted_run(tiny: dict[str, Path], tmp_path: Path) -> None:
     options = _options(tiny, tmp_path / "full", max_steps=60, eval_steps=10, save_total_limit=10)
-    config_full = tmp_path / "full.yaml"
-    config_full.write_text(yaml.safe_dump(options))
-    killed = dict(options, output_dir=str(tmp_path / "killed"))
-    config_killed = tmp_path / "killed.yaml"
-    config_killed.write_text(yaml.safe_dump(killed))
-
-    full = _cli(config_full)
-    assert full.wait(timeout=300) == 0, full.stderr.read().decode() if full.stderr else ""
-
-    kill_after(_cli(config_killed), tmp_path / "killed" / "checkpoints" / "checkpoint-10" / "trainer_state.json")
-    assert not (tmp_path / "killed" / "model").exists()
-
-    resumed = _cli(config_killed, "--resume")
-    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode() if resumed.stderr else ""
-    a = json.loads((tmp_path / "full" / "training.json").read_text())
-    b = json.loads((tmp_path / "killed" / "training.json").read_text())
-    assert b["resumed_from"] and a["resumed_from"] is None
+    a, b = killed_and_uninterrupted_runs("distill", options, tmp_path, kill_at_step=10)
     assert a["steps"] == b["steps"] == 60
     # The whole run, the steps before the kill included: 70 training pairs a balanced epoch = 8 batches of 8
     # and one of 6, so 60 steps = 6 epochs (420 pairs) + 6 batches of 8 (48).
