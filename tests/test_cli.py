@@ -167,3 +167,29 @@ def test_transfer_vocabulary_per_language_from_files(tmp_path: Path) -> None:
     assert sorted(index["languages"]) == ["de", "zu"]
     assert index["languages"]["de"]["report"]["auxiliary"].startswith("fastText CBOW")
     assert (out / "de" / "modules.json").is_file() and (out / "zu" / "tokenizer.json").is_file()
+
+
+HELP_IMPORTS = """
+import sys
+from typer.testing import CliRunner
+from polyembed.cli import app
+heavy = ("torch", "transformers", "sentence_transformers", "polyembed.methods.distill")
+assert CliRunner().invoke(app, ["--help"]).exit_code == 0
+print(",".join(name for name in heavy if name in sys.modules))
+listing = CliRunner().invoke(app, ["train", "--help"]).output
+print(",".join(name for name in ("distill", "modular", "wacse", "emmax") if name in listing))
+print(",".join(name for name in heavy if name in sys.modules))
+"""
+
+
+def test_the_help_leaves_the_training_stack_unimported_until_train_is_asked_for() -> None:
+    """`polyembed --help` and every command but `train` start without the training methods, and with them torch,
+    transformers and sentence-transformers (seconds of start-up); `polyembed train --help` adds every method."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", HELP_IMPORTS], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, listed, after = done.stdout.splitlines()
+    assert before == "" and listed == "distill,modular,wacse,emmax"
+    assert after == "torch,transformers,sentence_transformers,polyembed.methods.distill"

@@ -7,14 +7,14 @@ Thin typer wrappers like the rest of the CLI; they register on `polyembed.cli_ap
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from polyembed.cli_app import ModelOption, app, clean_errors, data_app, train_app
-from polyembed.cli_train import config_flags
-from polyembed.methods.modular.pipeline import ModularPipelineConfig
+from polyembed.cli_app import ModelOption, app, clean_errors, data_app
+from polyembed.cli_train import add_group_command, config_flags
 
 
 @app.command("export")
@@ -149,25 +149,28 @@ def serve_command(
                 timeout_graceful_shutdown=shutdown_timeout)
 
 
-def _modular_group() -> typer.Typer:
-    return next(group.typer_instance for group in train_app.registered_groups if group.name == "modular")
+def _modular_pipeline_command() -> Callable[..., None]:
+    from polyembed.methods.modular.pipeline import ModularPipelineConfig
+
+    @clean_errors
+    @config_flags(ModularPipelineConfig)
+    def modular_pipeline_command(config_file: Path | None, overrides: dict) -> None:
+        """Every stage of the modular recipe (vocabulary, LA, SE, CLA) for a list of languages, then one bundle;
+        rerun the same command to resume. Paper: https://arxiv.org/abs/2407.14878"""
+        from polyembed.config import build_config
+        from polyembed.methods.modular.pipeline import run_pipeline
+
+        config, _ = build_config(ModularPipelineConfig, config_file, overrides)
+        summary = run_pipeline(config)
+        for language, row in summary["languages"].items():
+            stages = ", ".join(f"{name} {run['wall_seconds']} s" for name, run in row["stages"].items())
+            typer.echo(f"{language}: {row['encoder_parameters']:,} parameters ({stages})")
+        typer.echo(f"bundle written to {summary['bundle']} (base model: {summary['base_parameters']:,} parameters)")
+
+    return modular_pipeline_command
 
 
-@_modular_group().command("pipeline")
-@clean_errors
-@config_flags(ModularPipelineConfig)
-def modular_pipeline_command(config_file: Path | None, overrides: dict) -> None:
-    """Every stage of the modular recipe (vocabulary, LA, SE, CLA) for a list of languages, then one bundle;
-    rerun the same command to resume. Paper: https://arxiv.org/abs/2407.14878"""
-    from polyembed.config import build_config
-    from polyembed.methods.modular.pipeline import run_pipeline
-
-    config, _ = build_config(ModularPipelineConfig, config_file, overrides)
-    summary = run_pipeline(config)
-    for language, row in summary["languages"].items():
-        stages = ", ".join(f"{name} {run['wall_seconds']} s" for name, run in row["stages"].items())
-        typer.echo(f"{language}: {row['encoder_parameters']:,} parameters ({stages})")
-    typer.echo(f"bundle written to {summary['bundle']} (base model: {summary['base_parameters']:,} parameters)")
+add_group_command("modular", "pipeline", _modular_pipeline_command)
 
 
 @data_app.command("translate")

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from polyembed.cli_app import _split, clean_errors, train_app
 
@@ -111,9 +113,18 @@ def method_command(method: Any) -> Callable[..., Any]:
     return clean_errors(command)
 
 
+_GROUP_COMMANDS: list[tuple[str, str, Callable[[], Callable[..., Any]]]] = []
+
+
+def add_group_command(group: str, name: str, make: Callable[[], Callable[..., Any]]) -> None:
+    """A command of a method group besides its methods (`train modular pipeline`): `make()` returns it when the
+    group's methods are added, since its options' dataclass lives beside them."""
+    _GROUP_COMMANDS.append((group, name, make))
+
+
 def add_train_commands() -> list[str]:
     """A `polyembed train <name>` command for every registered method not yet on the CLI (call it again
-    after registering a method in-process); returns the names added."""
+    after registering a method in-process), and the groups' own commands; returns the names added."""
     from polyembed.methods.base.registry import list_methods
 
     added = []
@@ -129,7 +140,36 @@ def add_train_commands() -> list[str]:
         if method.cli_path[-1] not in {command.name for command in parent.registered_commands}:
             parent.command(method.cli_path[-1])(method_command(method))
             added.append(" ".join(method.cli_path))
+    groups = {group.name: group.typer_instance for group in train_app.registered_groups}
+    for group, name, make in _GROUP_COMMANDS:
+        if group in groups and name not in {command.name for command in groups[group].registered_commands}:
+            groups[group].command(name)(make())
+            added.append(f"{group} {name}")
     return added
 
 
-add_train_commands()
+class MethodsGroup(TyperGroup):
+    """`polyembed train`: the methods' commands are made the first time the group is asked for one or for its
+    list. Registering them imports every method, and with them torch, transformers and sentence-transformers
+    (seconds), which `polyembed --help` and the other commands do not need."""
+
+    methods_added = False
+
+    def add_methods(self) -> None:
+        if self.methods_added:
+            return
+        self.methods_added = True
+        add_train_commands()
+        for name, command in typer.main.get_group(train_app).commands.items():
+            self.commands.setdefault(name, command)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self.add_methods()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        self.add_methods()
+        return super().get_command(ctx, cmd_name)
+
+
+train_app.info.cls = MethodsGroup
