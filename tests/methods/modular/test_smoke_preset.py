@@ -1,5 +1,7 @@
 """`polyembed train modular pipeline --preset smoke` on me5-small and the real data root: the whole recipe
-(pruned vocabularies, LA, SE, CLA, bundle) in under a minute, as CI runs it."""
+(pruned vocabularies, LA, SE, CLA, bundle) in about a minute, half of it pruning the vocabularies (the English
+pivot's over all of Tatoeba-Challenge's English); slow (`make test-slow`), the tiny-model pipeline test
+covers the path in the default run."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from polyembed.cli import app
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_the_smoke_preset_builds_a_small_aligned_bundle(shared_data: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from sentence_transformers import SentenceTransformer

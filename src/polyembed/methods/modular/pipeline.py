@@ -35,7 +35,7 @@ PRESETS: dict[str, dict[str, Any]] = {
               "max_pairs": 64, "dev_pairs": 16},
 }
 """Named option sets; a preset changes only the options left at their defaults (explicit flags win). 'smoke':
-every stage for a few steps on a few pairs, the whole path in minutes on a CPU (CI runs it)."""
+every stage for a few steps on a few pairs, the whole path in minutes on a CPU."""
 
 
 @dataclass
