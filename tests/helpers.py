@@ -180,8 +180,11 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
                    folder / "killed" / "checkpoints" / f"checkpoint-{kill_at_step}" / "trainer_state.json")
         assert not (folder / "killed" / "model").exists()
         finished(train_in_subprocess(method, configs["killed"], "--resume", env=environment))
-    finally:
-        finished(full)
+    except BaseException:  # the failure that matters is this one: the uninterrupted run is not waited for
+        full.kill()
+        full.wait()
+        raise
+    finished(full)
     full_run, killed_run = (json.loads((folder / name / "training.json").read_text()) for name in ("full", "killed"))
     assert killed_run["resumed_from"] and full_run["resumed_from"] is None
     return full_run, killed_run

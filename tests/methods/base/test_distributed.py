@@ -35,17 +35,23 @@ def test_two_gloo_processes_match_one_process_with_the_whole_batch(tmp_path: Pat
         "max_steps": 10, "eval_steps": 5, "learning_rate": 1e-3, "dev_pairs_per_source": 10, "dev_sts_pairs": 0,
         "precision": "fp32", "dropout": 0.0,  # dropout masks differ per process; without it the runs can agree
     }
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1",
-           "POLYEMBED_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     started = {}
     for processes, batch in ((1, 14), (2, 7)):  # side by side, one torch thread each
         config = tmp_path / f"run-{processes}.yaml"
         out = tmp_path / f"run-{processes}"
         config.write_text(yaml.safe_dump({**options, "batch_size": batch, "output_dir": str(out)}))
         started[processes] = _train(config, processes, {**env, "POLYEMBED_CACHE": str(tmp_path / f"cache-{processes}")})
+    try:
+        for run in started.values():
+            finished(run, timeout=600)
+    finally:
+        for run in started.values():  # after a failure, the other run is not left behind
+            if run.poll() is None:
+                run.kill()
+                run.wait()
     runs = {}
-    for processes, run in started.items():
-        finished(run, timeout=600)
+    for processes in started:
         out = tmp_path / f"run-{processes}"
         runs[processes] = json.loads((out / "training.json").read_text())
         assert (out / "model" / "config_sentence_transformers.json").is_file()
