@@ -13,7 +13,7 @@ machine lets us make one, else by `taskset`), the load generator on core 1 (`tas
 size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
-grid's 10 s and again over 20 s or 100 requests, the longer: otherwise the next lower one), an overload at
+grid's 10 s and again for as long as the recovery phase below: otherwise the next lower one), an overload at
 twice that rate for 10 s followed by the sustainable rate for long enough that 100 requests leave after its
 first 10 s (40-120 s; statuses; recovery: the p99 of those requests, and of each 10 s), the control (the same
 phase once more with no overload before it: near capacity, p99 varies between runs on one machine), and wrk's
@@ -449,11 +449,11 @@ def _running(kind: str, model: str, setting: str, infinity: Path | None,
 
 
 def _confirm_seconds(rate: float) -> float:
-    """How long a candidate rate must hold the bound again: CONFIRM_SECONDS, or as long as RECOVERY_REQUESTS
-    take where that is longer. Its p99 is then over as many requests as the recovery's it is later compared with:
-    over the 22 requests of 20 s at 1.125 requests/s it is the slowest one, and a rate confirmed on it by chance
-    misses the bound over the recovery's 100 whether or not an overload came before."""
-    return float(max(CONFIRM_SECONDS, math.ceil(RECOVERY_REQUESTS / rate)))
+    """How long a candidate rate must hold the bound again: as long as the recovery and its control
+    (`_recovery_seconds`), over the whole phase. Near capacity a rate that holds for 20 s often misses over 40 s
+    with no overload before it (the control); confirmed on a shorter run, the recovery and the control that follow
+    would be judged at a rate the machine does not sustain for their length."""
+    return _recovery_seconds(rate)
 
 
 def _recovery_seconds(rate: float) -> float:
@@ -466,7 +466,8 @@ _RECOVERY_TEXT = f"about {RECOVERY_REQUESTS} requests sent from {SETTLE_S:g} s i
 
 
 def _confirm_length(entries: list[dict[str, Any]]) -> str:
-    """How long the confirmation ran: `_confirm_seconds`, or 20 s in the rows measured before it."""
+    """How long the confirmation ran: as long as the recovery phase (`_confirm_seconds`); in rows measured
+    before that, 20 s, or as long as RECOVERY_REQUESTS take where that was longer."""
     def name(entry: dict[str, Any]) -> str:
         return f"{entry['server']} {entry['model']} {entry['backend']}"
 
@@ -476,11 +477,12 @@ def _confirm_length(entries: list[dict[str, Any]]) -> str:
 
     confirmed = [e for e in entries if any(r.get("sustainable_per_s") for r in e["sizes"].values())]
     old = [name(e) for e in confirmed if any(short(r) for r in e["sizes"].values() if r.get("sustainable_per_s"))]
-    text = f"{CONFIRM_SECONDS:.0f} s more"
-    if len(old) == len(confirmed):
-        return text
-    return (f"{text}, or as long as {RECOVERY_REQUESTS} requests take where that is longer"
-            + (f" (the rows of {', '.join(old)}: {text})" if old else ""))
+    least, most = RECOVERY_SECONDS
+    text = f"as long as the recovery phase ({least:g}-{most:g} s, the whole of it)"
+    old_text = f"{CONFIRM_SECONDS:.0f} s, or as long as {RECOVERY_REQUESTS} requests take where that is longer"
+    if old and len(old) == len(confirmed):
+        return old_text
+    return text + (f" (the rows of {', '.join(old)}: {old_text})" if old else "")
 
 
 def _recovery_length(entries: list[dict[str, Any]]) -> str:
