@@ -478,7 +478,7 @@ def _confirm_length(entries: list[dict[str, Any]]) -> str:
     confirmed = [e for e in entries if any(r.get("sustainable_per_s") for r in e["sizes"].values())]
     old = [name(e) for e in confirmed if any(short(r) for r in e["sizes"].values() if r.get("sustainable_per_s"))]
     least, most = RECOVERY_SECONDS
-    text = f"as long as the recovery phase ({least:g}-{most:g} s), in each {WINDOW_S:g} s of it"
+    text = f"the length of the recovery phase ({least:g}-{most:g} s), in each {WINDOW_S:g} s of it"
     old_text = f"{CONFIRM_SECONDS:.0f} s, or as long as {RECOVERY_REQUESTS} requests take where that is longer"
     if old and len(old) == len(confirmed):
         return old_text

@@ -147,7 +147,7 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
     assert "| sustainable (req/s) | p99 ms there | sentences/s there |" in text
     assert "| recovery p99 ms | control p99 ms | recovered | wrk 200 connections |" in text
     assert "| 89.7 | 432.0 | yes | " in text
-    assert ("again over as long as the recovery phase (40-120 s), in each 10 s of it (the rows of polyembed "
+    assert ("again over the length of the recovery phase (40-120 s), in each 10 s of it (the rows of polyembed "
             "me5-small torch, infinity me5-small torch: 20 s, or as long as 100 requests take where that is "
             "longer) (otherwise") in text  # a confirmation shorter than its recovery, or stored without "seconds"
     assert "| polyembed | me5-small | torch | 1 | 25.0 (grid 35.0) | 321.0 | 25.0 | 74.1 |" in text
