@@ -3,11 +3,13 @@ for exact-resume tests."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 TRAINING_TEXTS = [
@@ -175,19 +177,29 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
         configs[name].write_text(yaml.safe_dump({**options, "output_dir": str(folder / name)}))
     environment = {**ONE_THREAD, **(env or {})}
     full = train_in_subprocess(method, configs["full"], env=environment)
-    try:
+    with reaped(full):  # the failure that matters is the first: the uninterrupted run is not waited for
         kill_after(train_in_subprocess(method, configs["killed"], env=environment),
                    folder / "killed" / "checkpoints" / f"checkpoint-{kill_at_step}" / "trainer_state.json")
         assert not (folder / "killed" / "model").exists()
         finished(train_in_subprocess(method, configs["killed"], "--resume", env=environment))
-    except BaseException:  # the failure that matters is this one: the uninterrupted run is not waited for
-        full.kill()
-        full.wait()
-        raise
-    finished(full)
+        finished(full)
     full_run, killed_run = (json.loads((folder / name / "training.json").read_text()) for name in ("full", "killed"))
     assert killed_run["resumed_from"] and full_run["resumed_from"] is None
     return full_run, killed_run
+
+
+@contextlib.contextmanager
+def reaped(*runs: subprocess.Popen) -> Iterator[None]:
+    """On a failure inside the block, kill and wait for each of `runs` still running: a test that runs training
+    processes side by side leaves none behind when one of them fails."""
+    try:
+        yield
+    except BaseException:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        raise
 
 
 def finished(run: subprocess.Popen, timeout: float = 300) -> None:

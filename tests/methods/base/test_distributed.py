@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import PAIRS, finished, tiny_sentence_transformer
+from tests.helpers import PAIRS, finished, reaped, tiny_sentence_transformer
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -42,14 +42,9 @@ def test_two_gloo_processes_match_one_process_with_the_whole_batch(tmp_path: Pat
         out = tmp_path / f"run-{processes}"
         config.write_text(yaml.safe_dump({**options, "batch_size": batch, "output_dir": str(out)}))
         started[processes] = _train(config, processes, {**env, "POLYEMBED_CACHE": str(tmp_path / f"cache-{processes}")})
-    try:
+    with reaped(*started.values()):  # after a failure, the other run is not left behind
         for run in started.values():
             finished(run, timeout=600)
-    finally:
-        for run in started.values():  # after a failure, the other run is not left behind
-            if run.poll() is None:
-                run.kill()
-                run.wait()
     runs = {}
     for processes in started:
         out = tmp_path / f"run-{processes}"
