@@ -50,7 +50,8 @@ def render() -> str:
                     f"| {name} | {label} | {result['sentences_per_second']} | "
                     f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
                 )
-        blocks["export"] += ["", "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so "
+        blocks["export"] += ["", *_per_language_table(exported["rows"]),
+                             "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so "
                              "the share kept there says little.", ""]
     mined = _load("mining")
     if mined:
@@ -115,6 +116,27 @@ def render() -> str:
     section = "\n".join(lines)
     replace_section(DOCS, START, END, section)
     return section
+
+
+def _per_language_table(rows: dict) -> list[str]:
+    """Each cross-lingual stsb-multi-mt pair and Tatoeba language on its own (the main table's means can hide a
+    language that lost more); empty where the results have none beyond the main table's."""
+    keys = sorted({key for row in rows.values() for result in row["variants"].values() for key in result["scores"]
+                   if (key.startswith("stsb-multi-mt/en-") or key.startswith("tatoeba/")) and not key.endswith("avg")},
+                  key=lambda key: (not key.startswith("stsb"), key))
+    if not [key for key in keys if key != "stsb-multi-mt/en-de" and not key.startswith("tatoeba/")]:
+        return []
+    titles = [key.replace("stsb-multi-mt/", "").replace("tatoeba/", "Tatoeba ") for key in keys]
+    lines = ["Per language: stsb-multi-mt en-X test (Spearman x100, both directions) and Tatoeba accuracy, with the "
+             "share of torch fp32's score kept:", "",
+             f"| model | variant | {' | '.join(titles)} |", "|---|---|" + "---|" * len(keys)]
+    for name, row in rows.items():
+        base = row["variants"]["torch fp32"]["scores"]
+        for label, result in row["variants"].items():
+            cells = [f"{result['scores'][key]:.2f} ({100 * result['scores'][key] / base[key]:.1f}%)"
+                     if key in result["scores"] and base.get(key) else "-" for key in keys]
+            lines.append(f"| {name} | {label} | {' | '.join(cells)} |")
+    return [*lines, ""]
 
 
 def _shown_block(shown: str, name: str) -> list[str]:

@@ -24,6 +24,10 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
     assert ("| tiny | onnx int8 | 250.0 | 2.50x | 79.20 | 99.0% | 85.00 | 100.0% | 61.20 | 102.0% | 74.00 | "
             "98.7% |") in first
     assert "| tiny | openvino int8 | 300.0 | 3.00x | 78.00 | 97.5% | - | - | - | - | - | - |\n" in first
+    assert ("| model | variant | en-de | en-ru | Tatoeba amh | Tatoeba deu | Tatoeba kaz | Tatoeba swh |\n"
+            in first)  # each pair and language beside the means
+    assert "| tiny | onnx int8 | 61.20 (102.0%) | 49.50 (99.0%) | 80.00 (100.0%) | 90.00 (100.0%) | " in first
+    assert "| tiny | openvino int8 | - | - | - | - | - | - |\n" in first
     assert "| 20,000 | exact flat | 3.12 | 160 | 231 | 1.0000 | 0.9900 | 1.0000 |" in first
     assert "| distilled demo student (seed 0) | 54.18 | nan |" in first  # a subset it lacks
     assert "| 200,000 | 448.6 | - | 941.4 |" in first

@@ -20,6 +20,8 @@ from polyembed.models.onnx_export import (
     OnnxEncoder,
     cpu_threads,
     export_onnx,
+    float32_projections,
+    wide_layers,
 )
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
 
@@ -153,6 +155,40 @@ def test_onnxruntime_threads_follow_the_process_cpu_set_or_omp_num_threads(expor
     assert OnnxEncoder(folder).session.get_session_options().intra_op_num_threads == expected
     monkeypatch.setenv("OMP_NUM_THREADS", "not a number")  # as torch does, an unusable value is ignored
     assert cpu_threads() == expected
+
+
+def test_the_layers_kept_float32_are_those_with_wide_inputs() -> None:
+    assert wide_layers([33.5, 14.0, 12.1, 6.9, 61.0, 31.8, 1.0]) == [0, 4, 5]  # half the widest or more
+    assert wide_layers([2.0, 2.0, 2.0]) == [0, 1, 2]  # no outlier layer: every one stays float32, as before
+    assert wide_layers([0.0, 5.0]) == [1] and wide_layers([]) == []
+
+
+def test_the_int8_graph_keeps_float32_only_the_wide_feed_forward_outputs(tmp_path) -> None:
+    """A layer whose feed-forward activations are ten times wider keeps its output projection float32; the
+    other layer's becomes an integer product, and the card names the layer kept."""
+    import onnx
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer
+
+    source = tiny_sentence_transformer(tmp_path / "tiny", seed=0)
+    model = SentenceTransformer(str(source), device="cpu")
+    with torch.no_grad():
+        dense = model[0].auto_model.encoder.layer[1].intermediate.dense
+        dense.weight.mul_(10.0)
+        dense.bias.mul_(10.0)
+    model.save(str(source))
+    folder = export_onnx(str(source), tmp_path / "export", optimize=False)
+    kept = float32_projections(folder / FP32_FILE, AutoTokenizer.from_pretrained(str(folder)))
+    assert [name.split("/layer.")[-1].split("/")[0] for name in kept] == ["1"]
+    int8 = onnx.load(str(folder / INT8_FILE)).graph.node
+    projections = [n for n in int8 if "/output/dense/" in n.name and "/attention/" not in n.name
+                   and n.op_type in ("MatMul", "MatMulInteger")]
+    assert {n.name for n in projections if n.op_type == "MatMul"} == set(kept)
+    assert any(n.op_type == "MatMulInteger" and "layer.0/" in n.name for n in projections)
+    assert "input is widest (layers 1)" in (folder / "README.md").read_text(encoding="utf-8")
+    reference = polyembed.encode(str(source), TRAINING_TEXTS)
+    assert (polyembed.encode(polyembed.load_model(str(folder)), TRAINING_TEXTS) * reference).sum(axis=1).min() > 0.95
 
 
 def test_the_export_has_a_card_with_its_files_and_what_the_graph_leaves_out(exported) -> None:

@@ -4,7 +4,7 @@ export.
 Why: serving and bulk encoding on CPUs are faster on the int8 export at nearly the same scores
 (docs/benchmarks.md, export), but users should not have to run `polyembed export` and juggle two folders. A
 torch model asked for with an ONNX backend is exported once into the cache (keyed by the model's fingerprint:
-name and weight files) and reused by every later call.
+name and weight files, and the export's recipe version) and reused by every later call.
 """
 
 from __future__ import annotations
@@ -93,13 +93,14 @@ def _cached_export(encoder: Any, model: str) -> Path:
 
 
 def _source_key(encoder: Any) -> str:
-    """The model's fingerprint (name, weight files) and the bytes of its other files (configs, tokenizer,
-    prompts), which change what the export embeds without touching the weights."""
+    """The model's fingerprint (name, weight files), the export's recipe and the bytes of its other files
+    (configs, tokenizer, prompts), which change what the export embeds without touching the weights."""
     from polyembed.integrity import new_hash
     from polyembed.models.embedding_cache import encoder_fingerprint
+    from polyembed.models.onnx_export import EXPORT_RECIPE
 
     hasher = new_hash()
-    hasher.update(encoder_fingerprint(encoder).encode())
+    hasher.update(encoder_fingerprint(encoder).encode() + f"\0recipe {EXPORT_RECIPE}".encode())
     folder = Path(encoder.path) if encoder.path else None
     if folder is not None and folder.is_dir():
         for path in sorted(folder.rglob("*")):

@@ -42,6 +42,9 @@ LEGACY_FILES = {FP32_FILE: "model.onnx", INT8_FILE: "model.int8.onnx"}
 """Where exports before 2026-11-26 kept the two graphs (the export folder's top level)."""
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 POOLING_MODES = ("mean", "cls", "max")
+EXPORT_RECIPE = 2
+"""Raised whenever the graphs an export makes change (2: float32 only where activations are wide), so that the
+cache's exports (`polyembed.models.backends`) are made again."""
 
 logger = logging.getLogger(__name__)
 
@@ -123,13 +126,76 @@ def _optimize_graph(path: Path, config: Any) -> None:
 
 
 def _feed_forward_output_matmuls(path: Path) -> list[str]:
-    """Names of the MatMul nodes of each layer's feed-forward output projection (torch.onnx names nodes after
-    module paths: `.../layer.N/output/dense/MatMul`, the attention's own `attention/output` excluded)."""
+    """Names of the MatMul nodes of each layer's feed-forward output projection, in layer order (torch.onnx names
+    nodes after module paths: `.../layer.N/output/dense/MatMul`, the attention's own `attention/output`
+    excluded)."""
     import onnx
 
     graph = onnx.load(str(path), load_external_data=False).graph
     return [node.name for node in graph.node if node.op_type == "MatMul" and "/output/dense/" in node.name
             and "/attention/" not in node.name]
+
+
+CALIBRATION_TEXTS = (
+    "The committee will publish its report on the new railway line next spring.",
+    "Die Kinder spielten den ganzen Nachmittag im Garten hinter dem Haus.",
+    "Правительство объявило о новых мерах поддержки малого бизнеса.",
+    "我们明天早上八点在火车站见面。",
+    "يعمل الباحثون على لقاح جديد ضد الملاريا.",
+    "Mvua kubwa ilinyesha jana usiku katika mji wa Mombasa.",
+    "मैं हर सुबह अपने दादाजी के साथ पार्क में टहलता हूँ।",
+    "¿Dónde está la biblioteca más cercana a la universidad?",
+)
+"""Sentences in several languages and scripts, run once through the float32 graph to see each layer's range."""
+WIDE_SHARE = 0.5
+"""A feed-forward output projection stays float32 where its input's range is at least this share of the widest."""
+
+
+def wide_layers(ranges: list[float], share: float = WIDE_SHARE) -> list[int]:
+    """Indices of the layers whose activation range is at least `share` of the widest (the widest always)."""
+    widest = max(ranges, default=0.0)
+    return [i for i, width in enumerate(ranges) if width >= share * widest]
+
+
+def _activation_ranges(path: Path, tokenizer: Any, nodes: list[str]) -> list[float]:
+    """max - min of each node's first input over the real tokens of CALIBRATION_TEXTS, on the float32 graph."""
+    import tempfile
+
+    import onnx
+    import onnxruntime as ort
+
+    model = onnx.load(str(path))
+    inputs = {node.name: node.input[0] for node in model.graph.node if node.name in nodes}
+    tensors = [inputs[name] for name in nodes]
+    model.graph.output.extend(onnx.helper.make_tensor_value_info(t, onnx.TensorProto.FLOAT, None) for t in tensors)
+    batch = tokenizer(list(CALIBRATION_TEXTS), padding=True, truncation=True, return_tensors="np")
+    mask = batch["attention_mask"].astype(bool)
+    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:  # external data: any size of graph
+        probe = Path(scratch) / "probe.onnx"
+        onnx.save_model(model, str(probe), save_as_external_data=True)
+        session = ort.InferenceSession(str(probe), providers=["CPUExecutionProvider"])
+        outputs = session.run(tensors, {"input_ids": batch["input_ids"].astype(np.int64),
+                                        "attention_mask": batch["attention_mask"].astype(np.int64)})
+        del session
+    return [float(np.ptp(output[mask])) for output in outputs]
+
+
+def float32_projections(path: Path, tokenizer: Any) -> list[str]:
+    """The feed-forward output projections the int8 graph keeps float32: those whose input is wide.
+
+    Why: dynamic quantisation gives each batch's activations 256 levels between their min and max, so the
+    rounding step grows with the range, and the error a layer adds with its square. The input of a feed-forward
+    output projection (after GELU) is where a few layers carry outliers many times wider than the rest; keeping
+    just those in float32 keeps nearly all of the accuracy that keeping every one does, at a fraction of the
+    speed (docs/benchmarks.md, the export table and its notes)."""
+    nodes = _feed_forward_output_matmuls(path)
+    if not nodes:
+        return []
+    ranges = _activation_ranges(path, tokenizer, nodes)
+    kept = [nodes[i] for i in wide_layers(ranges)]
+    logger.info("export: %d of %d feed-forward output projections stay float32 (input range %s)", len(kept),
+                len(nodes), ", ".join(f"{width:.1f}" for width in ranges))
+    return kept
 
 
 def export_onnx(
@@ -188,19 +254,19 @@ def export_onnx(
             from onnx import TensorProto
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            # Per-channel weight scales, and the feed-forward output projections kept in fp32: their inputs
-            # (after GELU) carry the outliers that per-batch activation quantisation handles worst. me5-small's
-            # cross-lingual stsb-multi-mt en-de keeps 99.3 % this way, against 97.6 % with every MatMul
-            # quantised (and STS-B 98.8 % with one scale per tensor). Fused operators (com.microsoft) escape
-            # shape inference: their outputs are declared float.
+            # Per-channel weight scales; the feed-forward output projections with wide inputs stay float32
+            # (float32_projections). Fused operators (com.microsoft) escape shape inference: their outputs are
+            # declared float.
+            kept = float32_projections(staging / FP32_FILE, tokenizer)
             quantize_dynamic(
                 str(staging / FP32_FILE), str(staging / INT8_FILE), weight_type=QuantType.QInt8, per_channel=True,
-                nodes_to_exclude=_feed_forward_output_matmuls(staging / FP32_FILE),
-                extra_options={"DefaultTensorType": TensorProto.FLOAT},
+                nodes_to_exclude=kept, extra_options={"DefaultTensorType": TensorProto.FLOAT},
             )
         files = {FP32_FILE: "float32 graph" + (", fused by onnxruntime's optimiser" if optimize else "")}
         if quantize:
-            files[INT8_FILE] = "int8 weights (per channel; feed-forward output projections kept float32)"
+            layers = ", ".join(name.split("/layer.")[-1].split("/")[0] for name in kept) or "none"
+            files[INT8_FILE] = (f"int8 weights (per channel); float32 feed-forward output projections where their "
+                                f"input is widest (layers {layers})")
         if openvino:
             for graph, ir in ((FP32_FILE, OPENVINO_FP32_FILE), (INT8_FILE, OPENVINO_INT8_FILE))[:1 + quantize]:
                 logger.info("export: OpenVINO IR of %s to %s", graph, ir)
