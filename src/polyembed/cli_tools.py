@@ -28,12 +28,18 @@ def export_command(
         bool, typer.Option(help="Also write OpenVINO IR of each graph (openvino/), as optimum-intel reads it.")
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an earlier export in --output.")] = False,
+    float32_share: Annotated[float | None, typer.Option(
+        help="int8 graph: keep float32 the feed-forward output projections whose input range is at least this "
+             "share of the widest layer's (default one half; 0: all of them, most accurate; 1: the widest only, "
+             "fastest).")] = None,
 ) -> None:
     """Export a model to ONNX in sentence-transformers' layout (onnx/model.onnx, onnx/model_qint8.onnx, optionally
     openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it."""
     from polyembed.models.onnx_export import export_onnx
 
-    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, openvino=openvino, overwrite=overwrite)
+    share = {} if float32_share is None else {"float32_share": float32_share}
+    folder = export_onnx(model, output, quantize=quantize, optimize=optimize, openvino=openvino, overwrite=overwrite,
+                         **share)
     files = ", ".join(sorted(p.relative_to(folder).as_posix() for pattern in ("onnx/*.onnx", "openvino/*.xml")
                              for p in folder.glob(pattern)))
     typer.echo(f"wrote {folder} ({files})")

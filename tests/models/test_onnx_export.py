@@ -189,6 +189,10 @@ def test_the_int8_graph_keeps_float32_only_the_wide_feed_forward_outputs(tmp_pat
     assert "input is widest (layers 1)" in (folder / "README.md").read_text(encoding="utf-8")
     reference = polyembed.encode(str(source), TRAINING_TEXTS)
     assert (polyembed.encode(polyembed.load_model(str(folder)), TRAINING_TEXTS) * reference).sum(axis=1).min() > 0.95
+    every = export_onnx(str(source), tmp_path / "every", optimize=False, float32_share=0.0)  # as before 2026-11-28
+    assert "input is widest (layers 0, 1)" in (every / "README.md").read_text(encoding="utf-8")
+    assert not any(n.op_type == "MatMulInteger" and "/output/dense/" in n.name and "/attention/" not in n.name
+                   for n in onnx.load(str(every / INT8_FILE)).graph.node)
 
 
 def test_the_export_has_a_card_with_its_files_and_what_the_graph_leaves_out(exported) -> None:

@@ -180,19 +180,20 @@ def _activation_ranges(path: Path, tokenizer: Any, nodes: list[str]) -> list[flo
     return [float(np.ptp(output[mask])) for output in outputs]
 
 
-def float32_projections(path: Path, tokenizer: Any) -> list[str]:
+def float32_projections(path: Path, tokenizer: Any, share: float = WIDE_SHARE) -> list[str]:
     """The feed-forward output projections the int8 graph keeps float32: those whose input is wide.
 
     Why: dynamic quantisation gives each batch's activations 256 levels between their min and max, so the
     rounding step grows with the range, and the error a layer adds with its square. The input of a feed-forward
     output projection (after GELU) is where a few layers carry outliers many times wider than the rest; keeping
     just those in float32 keeps nearly all of the accuracy that keeping every one does, at a fraction of the
-    speed (docs/benchmarks.md, the export table and its notes)."""
+    speed (docs/benchmarks.md, the export table and its notes). `share` 0 keeps every one float32 (exports made
+    before 2026-11-28), 1 only the widest."""
     nodes = _feed_forward_output_matmuls(path)
     if not nodes:
         return []
     ranges = _activation_ranges(path, tokenizer, nodes)
-    kept = [nodes[i] for i in wide_layers(ranges)]
+    kept = [nodes[i] for i in wide_layers(ranges, share)]
     logger.info("export: %d of %d feed-forward output projections stay float32 (input range %s)", len(kept),
                 len(nodes), ", ".join(f"{width:.1f}" for width in ranges))
     return kept
@@ -200,14 +201,16 @@ def float32_projections(path: Path, tokenizer: Any) -> list[str]:
 
 def export_onnx(
     model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, openvino: bool = False,
-    overwrite: bool = False,
+    overwrite: bool = False, float32_share: float = WIDE_SHARE,
 ) -> Path:
     """Export a sentence-transformers model (name, folder or encoder) to `out_dir` in sentence-transformers'
     layout: the model's module and tokenizer files, `onnx/model.onnx`, with `quantize` also
     `onnx/model_qint8.onnx`, with `openvino` the OpenVINO IR of each under `openvino/`, and the settings file,
     staged in a hidden folder and then moved in file by file with a manifest of their checksums
     (`polyembed.outputs.publishing`). An earlier export in `out_dir` is replaced only with `overwrite`, and then
-    only its own files: anything a user added stays."""
+    only its own files: anything a user added stays. `float32_share`: the int8 graph keeps float32 the
+    feed-forward output projections whose input range is at least this share of the widest
+    (`float32_projections`; 0: all of them, the most accurate and slowest)."""
     from polyembed.models.language_embedding import language_embedding_ids
     from polyembed.models.loading import as_sentence_transformer
     from polyembed.outputs import STAGING_PREFIX, check_output_dir, publishing, remove_stale_staging
@@ -216,6 +219,9 @@ def export_onnx(
     if given is not None and is_onnx_export(given):
         raise PolyembedError(f"{argument('--model')} {given}: already an ONNX export; export the model it was made "
                              "from")
+    if not 0.0 <= float32_share <= 1.0:
+        raise PolyembedError(f"{argument('--float32-share', 'float32_share')} {float32_share}: a share between 0 "
+                             "and 1")
     output = argument("--output", "out_dir")
     out_dir = check_output_dir(out_dir, output)
     remove_stale_staging(out_dir)  # a killed export's hidden staging folder (hundreds of MB)
@@ -257,7 +263,7 @@ def export_onnx(
             # Per-channel weight scales; the feed-forward output projections with wide inputs stay float32
             # (float32_projections). Fused operators (com.microsoft) escape shape inference: their outputs are
             # declared float.
-            kept = float32_projections(staging / FP32_FILE, tokenizer)
+            kept = float32_projections(staging / FP32_FILE, tokenizer, float32_share)
             quantize_dynamic(
                 str(staging / FP32_FILE), str(staging / INT8_FILE), weight_type=QuantType.QInt8, per_channel=True,
                 nodes_to_exclude=kept, extra_options={"DefaultTensorType": TensorProto.FLOAT},
