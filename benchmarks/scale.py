@@ -2,6 +2,7 @@
 load has its own script, `benchmarks/serve.py`.
 
   python benchmarks/scale.py export    # ONNX and OpenVINO fp32 / int8 against torch fp32: speed, scores kept
+  python benchmarks/scale.py int8-dev  # which feed-forward outputs the int8 graph keeps float32, on dev splits
   python benchmarks/scale.py mining    # faiss exact vs IVF vs HNSW on 100k x 100k noisy-copy vectors: time, memory, F1
   python benchmarks/scale.py bucc      # bucc-like-mining F1 of me5-small and a distilled student
   python benchmarks/scale.py stream    # streaming encode: peak memory 20k vs 200k lines, speed, kill + resume
@@ -31,12 +32,12 @@ DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- scale:start -->", "<!-- scale:end -->"
 TATOEBA_LANGUAGES = ["deu", "amh", "kaz", "swh"]
 STSB_LANGUAGES = ["en", "de", "es", "ru", "zh"]
+"""stsb-multi-mt languages of the export tables: English and four en-X cross-lingual pairs (Latin, Cyrillic
+and Chinese script), since int8 error shows first in cross-lingual pairs."""
 ALL_FLOAT32 = "onnx int8, every FF output fp32"
 """The int8 graph as exports before 2026-11-28 made it (`float32_share=0`: every feed-forward output projection
 float32), beside the default that keeps only the wide ones."""
-"""stsb-multi-mt test languages of the export table: English and four en-X cross-lingual pairs (Latin, Cyrillic
-and Chinese script), since int8 error shows first in cross-lingual pairs."""
-TABLES = ("export", "mining", "bucc", "stream")
+TABLES = ("export", "int8-dev", "mining", "bucc", "stream")
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
@@ -108,6 +109,40 @@ def export(models: list[str]) -> None:
                 if f.suffix in (".onnx", ".bin")}
         rows[name] = {"export_seconds": round(export_seconds, 1), "onnx_bytes": size, "variants": results}
         _save("export", {"rows": rows, "sentences": len(sentences), "machine": machine()})
+
+
+def int8_dev(models: list[str], shares: list[float]) -> None:
+    """How the int8 recipe was chosen: each model exported with each `float32_share` (which feed-forward output
+    projections stay float32), its int8 graph scored on the dev splits of STS-B and stsb-multi-mt (STSB_LANGUAGES,
+    mono and en-X) against torch fp32, and timed as `export` does. Test splits stay for the export table."""
+    import torch
+
+    from polyembed import evaluate, load_model
+    from polyembed.data.readers.sts import read_stsbenchmark
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+    from polyembed.eval.registry import get_task
+    from polyembed.models.onnx_export import INT8_FILE, export_onnx
+
+    torch.set_num_threads(2)
+    pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(data_root()), "test")
+    sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))[:1024]
+    rows = (_load("int8-dev") or {}).get("rows", {})
+    for name in models:
+        variants: dict[str, Any] = {"torch fp32": load_model(name)}
+        for share in shares:
+            folder = OUT / f"onnx-{name}-share{share:g}"
+            export_onnx(name, folder, float32_share=share, overwrite=True)
+            variants[f"int8, float32 share {share:g}"] = load_model(str(folder / INT8_FILE))
+        results = {}
+        for label, encoder in variants.items():
+            tasks = [get_task("stsb", split="dev"), get_task("stsb-multi-mt", languages=STSB_LANGUAGES, split="dev")]
+            scores = {f"{s.task}/{s.subset}": s.value for s in evaluate(encoder, tasks, show_progress=False).scores
+                      if s.main}
+            results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
+            print(name, label, results[label], flush=True)
+        rows[name] = {"variants": results}
+        _save("int8-dev", {"rows": rows, "sentences": len(sentences), "machine": machine()})
 
 
 def bucc(models: list[str]) -> None:
@@ -296,6 +331,9 @@ def main() -> None:
     parser, sub = script_parser(__doc__)
     p = sub.add_parser("export")
     p.add_argument("--models", nargs="+", default=["me5-small", "minilm-en"])
+    p = sub.add_parser("int8-dev")
+    p.add_argument("--models", nargs="+", default=["me5-small"])
+    p.add_argument("--shares", nargs="+", type=float, default=[0.0, 0.5, 1.0])
     p = sub.add_parser("mining")
     p.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     p = sub.add_parser("bucc")
@@ -311,6 +349,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "export":
         export(args.models)
+    elif args.command == "int8-dev":
+        int8_dev(args.models, args.shares)
     elif args.command == "mining":
         mining(args.sizes)
     elif args.command == "bucc":

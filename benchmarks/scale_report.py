@@ -53,6 +53,9 @@ def render() -> str:
         blocks["export"] += ["", *_per_language_table(exported["rows"]),
                              "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so "
                              "the share kept there says little.", ""]
+    chosen = _load("int8-dev")
+    if chosen:
+        blocks["int8-dev"] += _int8_dev_table(chosen)
     mined = _load("mining")
     if mined:
         blocks["mining"] += [
@@ -116,6 +119,31 @@ def render() -> str:
     section = "\n".join(lines)
     replace_section(DOCS, START, END, section)
     return section
+
+
+def _int8_dev_table(chosen: dict) -> list[str]:
+    """The int8 recipe's dev-split comparison: speed and each score, with the share of torch fp32's kept."""
+    rows = chosen["rows"]
+    keys = sorted({key for row in rows.values() for result in row["variants"].values() for key in result["scores"]
+                   if not key.endswith("avg") and key != "stsb-multi-mt/en"},
+                  key=lambda key: (key != "stsb/en", "-" not in key.split("/")[1], key))
+    titles = [{"stsb/en": "STS-B"}.get(key, key.replace("stsb-multi-mt/", "")) for key in keys]
+    lines = [f"`python benchmarks/scale.py int8-dev`: the int8 graph exported with each `--float32-share` (the "
+             "feed-forward output projections whose input range is at least that share of the widest stay "
+             "float32), on the dev splits: Spearman x100 of STS-B and stsb-multi-mt (en-X both directions, and "
+             f"each language alone), with the share of torch fp32's score kept; speed as in the export table "
+             f"({chosen['sentences']} STS-B test sentences, batch 64, 2 threads).", "",
+             f"| model | variant | sentences/s | speed-up | {' | '.join(titles)} |",
+             "|---|---|---|---|" + "---|" * len(keys)]
+    for name, row in rows.items():
+        base = row["variants"]["torch fp32"]
+        for label, result in row["variants"].items():
+            cells = [f"{result['scores'][key]:.2f} ({100 * result['scores'][key] / base['scores'][key]:.1f}%)"
+                     if key in result["scores"] and base["scores"].get(key) else "-" for key in keys]
+            speed = result["sentences_per_second"]
+            lines.append(f"| {name} | {label} | {speed} | {speed / base['sentences_per_second']:.2f}x | "
+                         f"{' | '.join(cells)} |")
+    return [*lines, ""]
 
 
 def _per_language_table(rows: dict) -> list[str]:

@@ -28,6 +28,10 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
             in first)  # each pair and language beside the means
     assert "| tiny | onnx int8 | 61.20 (102.0%) | 49.50 (99.0%) | 80.00 (100.0%) | 90.00 (100.0%) | " in first
     assert "| tiny | openvino int8 | - | - | - | - | - | - |\n" in first
+    assert "| model | variant | sentences/s | speed-up | STS-B | en-de | de |\n" in first  # int8-dev: dev splits
+    assert ("| tiny | int8, float32 share 0.5 | 250.0 | 2.50x | 79.20 (99.0%) | 59.40 (99.0%) | 70.70 (101.0%) |"
+            in first)
+    assert first.index("scale.py export`") < first.index("scale.py int8-dev`") < first.index("scale.py mining`")
     assert "| 20,000 | exact flat | 3.12 | 160 | 231 | 1.0000 | 0.9900 | 1.0000 |" in first
     assert "| distilled demo student (seed 0) | 54.18 | nan |" in first  # a subset it lacks
     assert "| 200,000 | 448.6 | - | 941.4 |" in first
