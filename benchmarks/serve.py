@@ -562,8 +562,19 @@ def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[f
     return None, tried
 
 
+def _require_tools() -> None:
+    """Stop before the first server starts (minutes in) when a tool the run needs is missing."""
+    import shutil
+
+    missing = [tool for tool in ("wrk", "taskset") if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"serve.py: {', '.join(missing)} not found (Debian: apt-get install wrk util-linux); the "
+                         "closed-loop rows run wrk on the client's core")
+
+
 def run(models: list[str], backends: list[str], infinity: Path | None, engines: list[str],
         rates: list[float]) -> None:
+    _require_tools()
     texts = _sentences(512)
     saved = _load() or {"entries": [], "ceilings": {}}
     for model in models:

@@ -419,3 +419,15 @@ def test_the_sentences_go_in_one_fixed_shuffled_order_and_rows_in_file_order_are
     assert module._order_text([shuffled]) == ", shuffled once (seed 0)"
     assert module._order_text([old]).startswith(", in file order (whose long news sentences come as one clump")
     assert "; the rows of infinity m torch in file order" in module._order_text([shuffled, old])
+
+
+def test_a_run_stops_before_any_server_when_wrk_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closed loop runs wrk after minutes of open-loop rates: its absence is said first, not then."""
+    import shutil
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    serve = importlib.import_module("serve")
+    monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "wrk" else f"/usr/bin/{tool}")
+    monkeypatch.setattr(serve, "_sentences", lambda count: pytest.fail("the run went on"))
+    with pytest.raises(SystemExit, match="wrk not found"):
+        serve.run(["minilm-en"], ["torch"], None, [], [50.0])
