@@ -4,7 +4,8 @@ OpenVINO.
 Why our own export: sentence-transformers' ONNX backend goes through optimum, whose ONNX package pins an older
 transformers than polyembed's. The transformer is exported with `torch.onnx` (input ids + attention mask ->
 last hidden state), fused by onnxruntime's transformer graph optimizer (attention, LayerNorm, GELU), and
-quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations quantised per batch). Pooling,
+quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations quantised per batch; the
+feed-forward output projections whose inputs are widest stay float32). Pooling,
 the prompt prefix (e5's "query: ") and normalisation stay in Python, read from the sentence-transformers
 modules, so the exported model embeds exactly as the original does up to numerical error.
 
@@ -186,9 +187,9 @@ def float32_projections(path: Path, tokenizer: Any, share: float = WIDE_SHARE) -
     Why: dynamic quantisation gives each batch's activations 256 levels between their min and max, so the
     rounding step grows with the range, and the error a layer adds with its square. The input of a feed-forward
     output projection (after GELU) is where a few layers carry outliers many times wider than the rest; keeping
-    just those in float32 keeps nearly all of the accuracy that keeping every one does, at a fraction of the
-    speed (docs/benchmarks.md, the export table and its notes). `share` 0 keeps every one float32 (exports made
-    before 2026-11-28), 1 only the widest."""
+    just those in float32 keeps nearly all of the accuracy that keeping every one does, at a fraction of its
+    cost in speed (docs/benchmarks.md, the export and int8-dev tables and their notes). `share` 0 keeps every one
+    float32 (exports made before 2026-11-28), 1 only the widest."""
     nodes = _feed_forward_output_matmuls(path)
     if not nodes:
         return []
