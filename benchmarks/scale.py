@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +62,39 @@ def _speed(encoder: Any, sentences: list[str], repeats: int = 2) -> float:
     return len(sentences) / best
 
 
+def _timing_sentences() -> list[str]:
+    """The 1024 STS-B test sentences every speed in the export tables is measured on (2 torch threads)."""
+    import torch
+
+    from polyembed.data.readers.sts import read_stsbenchmark
+    from polyembed.data.registry import get_dataset
+    from polyembed.data.root import data_root
+
+    torch.set_num_threads(2)
+    pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(data_root()), "test")
+    return list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))[:1024]
+
+
+def _measured(name: str, variants: dict[str, Any], tasks: Callable[[], list[Any]], sentences: list[str]
+              ) -> dict[str, Any]:
+    """Each variant's main scores on `tasks()` (fresh task objects each) and its speed on `sentences`."""
+    from polyembed import evaluate
+
+    results = {}
+    for label, encoder in variants.items():
+        scores = {f"{s.task}/{s.subset}": s.value for s in evaluate(encoder, tasks(), show_progress=False).scores
+                  if s.main}
+        results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
+        print(name, label, results[label], flush=True)
+    return results
+
+
 def export(models: list[str]) -> None:
     """Each model as torch fp32, ONNX fp32 (optimised graph) and int8 on onnxruntime and on OpenVINO, and the int8
     graph with every feed-forward output projection float32 (ALL_FLOAT32): encoding speed on the STS-B test
     sentences, STS-B, STS17 en-en and stsb-multi-mt test Spearman, and Tatoeba accuracy (mean of both directions)
     for a few languages."""
-    import torch
-
-    from polyembed import evaluate, load_model
-    from polyembed.data.readers.sts import read_stsbenchmark
-    from polyembed.data.registry import get_dataset
-    from polyembed.data.root import data_root
+    from polyembed import load_model
     from polyembed.eval.registry import get_task
     from polyembed.models.onnx_export import (
         FP32_FILE,
@@ -81,9 +104,7 @@ def export(models: list[str]) -> None:
         export_onnx,
     )
 
-    torch.set_num_threads(2)
-    pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(data_root()), "test")
-    sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))[:1024]
+    sentences = _timing_sentences()
     rows = (_load("export") or {}).get("rows", {})  # other models' rows stay (one model can be re-measured)
     for name in models:
         folder = OUT / f"onnx-{name}"
@@ -96,15 +117,10 @@ def export(models: list[str]) -> None:
                     ALL_FLOAT32: load_model(str(OUT / f"onnx-{name}-share0" / INT8_FILE)),
                     "openvino fp32": load_model(str(folder / OPENVINO_FP32_FILE)),
                     "openvino int8": load_model(str(folder / OPENVINO_INT8_FILE))}
-        results = {}
-        for label, encoder in variants.items():
-            tasks = [get_task("stsb"), get_task("sts17", languages=["en-en"]),
-                     get_task("stsb-multi-mt", languages=STSB_LANGUAGES),
-                     get_task("tatoeba", languages=TATOEBA_LANGUAGES)]
-            scores = {f"{s.task}/{s.subset}": s.value for s in evaluate(encoder, tasks, show_progress=False).scores
-                      if s.main}
-            results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
-            print(name, label, results[label], flush=True)
+        results = _measured(name, variants, lambda: [
+            get_task("stsb"), get_task("sts17", languages=["en-en"]),
+            get_task("stsb-multi-mt", languages=STSB_LANGUAGES), get_task("tatoeba", languages=TATOEBA_LANGUAGES)],
+            sentences)
         size = {f.relative_to(folder).as_posix(): f.stat().st_size for f in folder.rglob("*")
                 if f.suffix in (".onnx", ".bin")}
         rows[name] = {"export_seconds": round(export_seconds, 1), "onnx_bytes": size, "variants": results}
@@ -115,18 +131,11 @@ def int8_dev(models: list[str], shares: list[float]) -> None:
     """How the int8 recipe was chosen: each model exported with each `float32_share` (which feed-forward output
     projections stay float32), its int8 graph scored on the dev splits of STS-B and stsb-multi-mt (STSB_LANGUAGES,
     mono and en-X) against torch fp32, and timed as `export` does. Test splits stay for the export table."""
-    import torch
-
-    from polyembed import evaluate, load_model
-    from polyembed.data.readers.sts import read_stsbenchmark
-    from polyembed.data.registry import get_dataset
-    from polyembed.data.root import data_root
+    from polyembed import load_model
     from polyembed.eval.registry import get_task
     from polyembed.models.onnx_export import INT8_FILE, export_onnx
 
-    torch.set_num_threads(2)
-    pairs = read_stsbenchmark(get_dataset("stsbenchmark").path(data_root()), "test")
-    sentences = list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))[:1024]
+    sentences = _timing_sentences()
     rows = (_load("int8-dev") or {}).get("rows", {})
     for name in models:
         variants: dict[str, Any] = {"torch fp32": load_model(name)}
@@ -134,13 +143,9 @@ def int8_dev(models: list[str], shares: list[float]) -> None:
             folder = OUT / f"onnx-{name}-share{share:g}"
             export_onnx(name, folder, float32_share=share, overwrite=True)
             variants[f"int8, float32 share {share:g}"] = load_model(str(folder / INT8_FILE))
-        results = {}
-        for label, encoder in variants.items():
-            tasks = [get_task("stsb", split="dev"), get_task("stsb-multi-mt", languages=STSB_LANGUAGES, split="dev")]
-            scores = {f"{s.task}/{s.subset}": s.value for s in evaluate(encoder, tasks, show_progress=False).scores
-                      if s.main}
-            results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
-            print(name, label, results[label], flush=True)
+        results = _measured(name, variants, lambda: [
+            get_task("stsb", split="dev"), get_task("stsb-multi-mt", languages=STSB_LANGUAGES, split="dev")],
+            sentences)
         rows[name] = {"variants": results}
         _save("int8-dev", {"rows": rows, "sentences": len(sentences), "machine": machine()})
 

@@ -121,6 +121,11 @@ def render() -> str:
     return section
 
 
+def _kept_cell(value: float | None, reference: float | None) -> str:
+    """A score and the share of the reference's kept ('-' where either is missing)."""
+    return "-" if value is None or not reference else f"{value:.2f} ({100 * value / reference:.1f}%)"
+
+
 def _int8_dev_table(chosen: dict) -> list[str]:
     """The int8 recipe's dev-split comparison: speed and each score, with the share of torch fp32's kept."""
     rows = chosen["rows"]
@@ -138,8 +143,7 @@ def _int8_dev_table(chosen: dict) -> list[str]:
     for name, row in rows.items():
         base = row["variants"]["torch fp32"]
         for label, result in row["variants"].items():
-            cells = [f"{result['scores'][key]:.2f} ({100 * result['scores'][key] / base['scores'][key]:.1f}%)"
-                     if key in result["scores"] and base["scores"].get(key) else "-" for key in keys]
+            cells = [_kept_cell(result["scores"].get(key), base["scores"].get(key)) for key in keys]
             speed = result["sentences_per_second"]
             lines.append(f"| {name} | {label} | {speed} | {speed / base['sentences_per_second']:.2f}x | "
                          f"{' | '.join(cells)} |")
@@ -161,8 +165,7 @@ def _per_language_table(rows: dict) -> list[str]:
     for name, row in rows.items():
         base = row["variants"]["torch fp32"]["scores"]
         for label, result in row["variants"].items():
-            cells = [f"{result['scores'][key]:.2f} ({100 * result['scores'][key] / base[key]:.1f}%)"
-                     if key in result["scores"] and base.get(key) else "-" for key in keys]
+            cells = [_kept_cell(result["scores"].get(key), base.get(key)) for key in keys]
             lines.append(f"| {name} | {label} | {' | '.join(cells)} |")
     return [*lines, ""]
 
