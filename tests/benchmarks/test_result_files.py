@@ -1,0 +1,23 @@
+"""How benchmark results name the machine they were measured on."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests.benchmarks.helpers import BENCHMARKS
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    ({"sse4_2", "avx2", "avx512f", "avx512_vnni"}, "AVX-512 with VNNI"),
+    ({"avx2", "avx512f", "avx512bw"}, "AVX-512 without VNNI"),
+    ({"avx2", "avx_vnni"}, "AVX2 with AVX-VNNI"),
+    ({"avx", "avx2", "fma"}, "AVX2 without VNNI"),
+    ({"sse4_2"}, None),
+])
+def test_the_cpu_is_named_with_the_vector_extensions_int8_speed_depends_on(
+        flags: set[str], named: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    result_files = importlib.import_module("result_files")
+    assert result_files.vector_extensions(flags) == named
