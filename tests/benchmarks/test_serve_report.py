@@ -431,3 +431,64 @@ def test_a_run_stops_before_any_server_when_wrk_is_missing(monkeypatch: pytest.M
     monkeypatch.setattr(serve, "_sentences", lambda count: pytest.fail("the run went on"))
     with pytest.raises(SystemExit, match="wrk not found"):
         serve.run(["minilm-en"], ["torch"], None, [], [50.0])
+
+
+def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control is the sustainable rate once more with no overload before it: where it misses the bound the
+    rate was not sustained (its recovery would measure the rate, not the overload), so the next lower candidate is
+    confirmed, overloaded and controlled in its place, and the rate's cell names the one given up."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+
+    def run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
+        return {"offered_per_s": rate, "ok_per_s": rate, "statuses": statuses or {"200": int(10 * rate)},
+                "p50_ms": 20.0, "p99_ms": p99, "p99_last_half_ms": p99}
+
+    control_p99 = {140.0: 780.0, 100.0: 260.0}  # 140 misses the bound in its control, 100 holds it
+    offered: list[list[tuple[float, float]]] = []
+
+    def open_loop(url: str, body: Path, phases: list[tuple[float, float]], metrics_url: str | None = None,
+                  pid: int | None = None) -> list[dict]:
+        offered.append(phases)
+        if len(phases) == 2:  # the overload, then the recovery
+            return [run(phases[0][0], 900.0, {"200": 10, "429": 5}), run(phases[1][0], 300.0)]
+        rate = phases[0][0]
+        after_overload = len(offered) > 1 and len(offered[-2]) == 2
+        if after_overload:
+            return [run(rate, control_p99[rate], {"200": 90, "429": 10} if rate == 140.0 else None)]
+        return [run(r, 200.0 if r <= 140.0 else 900.0) for r, _ in phases]
+
+    class Server:
+        url, process = "http://127.0.0.1:1/v1/embeddings", None
+
+    monkeypatch.setattr(module, "_open_loop", open_loop)
+    monkeypatch.setattr(module, "_drain", lambda *args: 0.5)
+    monkeypatch.setattr(module, "_running", lambda *args: __import__("contextlib").nullcontext(Server()))
+    monkeypatch.setattr(module, "_default_prompt", lambda model: "")
+    entry = module._measure("infinity", "m", "torch", None, [50.0, 100.0, 140.0, 200.0], ["a b c"] * 8,
+                            sizes=(1,), closed_loop=False, control=True)
+    result = entry["sizes"]["1"]
+    assert result["sustainable_per_s"] == 100.0
+    assert [given_up["rate"] for given_up in result["given_up"]] == [140.0]
+    assert result["given_up"][0]["control"][0]["p99_ms"] == 780.0
+    assert result["control"][0]["p99_ms"] == 260.0
+    assert [phases[0][0] for phases in offered if len(phases) == 2] == [280.0, 200.0]  # each rate's overload
+
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    torch_row = next(e for e in stored["entries"] if (e["server"], e["model"], e["backend"]) == (
+        "polyembed", "me5-small", "torch"))["sizes"]["1"]
+    for entry_ in stored["entries"]:
+        for stored_result in entry_["sizes"].values():
+            stored_result.setdefault("confirmation", [run(stored_result["sustainable_per_s"] or 1.0, 321.0)])
+            stored_result.setdefault("control", None)
+    torch_row["confirmation"], torch_row["sustainable_per_s"] = [run(35.0, 321.0), run(25.0, 321.0)], 25.0
+    torch_row["given_up"] = [{"rate": 35.0, "overload": [run(70.0, 900.0, {"200": 500, "429": 200, "500": 1}),
+                                                         run(35.0, 300.0)], "control": [run(35.0, 640.0)]}]
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert "| polyembed | me5-small | torch | 1 | 25.0 (control missed at 35.0) | 321.0 |" in text
+    assert "it is given up for the next lower one, confirmed, overloaded and controlled again (at most 2 times" in text
+    assert "rows (and 1 at rates given up after their control): " in text
+    assert " requests, 1 answered with neither a 200 nor a 429;" in text  # the given-up rate's overload counts
