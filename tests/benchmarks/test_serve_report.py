@@ -5,6 +5,7 @@ the batch-cutting table, byte-stable."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -465,7 +466,7 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
 
     monkeypatch.setattr(module, "_open_loop", open_loop)
     monkeypatch.setattr(module, "_drain", lambda *args: 0.5)
-    monkeypatch.setattr(module, "_running", lambda *args: __import__("contextlib").nullcontext(Server()))
+    monkeypatch.setattr(module, "_running", lambda *args: contextlib.nullcontext(Server()))
     monkeypatch.setattr(module, "_default_prompt", lambda model: "")
     entry = module._measure("infinity", "m", "torch", None, [50.0, 100.0, 140.0, 200.0], ["a b c"] * 8,
                             sizes=(1,), closed_loop=False, control=True)
