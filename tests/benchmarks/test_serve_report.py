@@ -16,6 +16,12 @@ import pytest
 from tests.benchmarks.helpers import BENCHMARKS, docs_kept_without, rendered_twice, stored_report
 
 
+def _run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
+    """One open-loop phase's summary as `loadgen.py` writes it."""
+    return {"offered_per_s": rate, "ok_per_s": rate, "statuses": statuses or {"200": int(10 * rate)},
+            "p50_ms": 20.0, "p99_ms": p99, "p99_last_half_ms": p99}
+
+
 def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     module, docs, _ = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
@@ -108,13 +114,9 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
 
-    def run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
-        return {"offered_per_s": rate, "ok_per_s": rate, "statuses": statuses or {"200": int(10 * rate)},
-                "p50_ms": 20.0, "p99_ms": p99, "p99_last_half_ms": p99}
-
-    grid = [run(50.0, 40.0), run(100.0, 200.0), run(140.0, 480.0), run(200.0, 900.0, {"200": 1800, "429": 200})]
-    again = {140.0: {**run(140.0, 480.0), "p99_windows_ms": [300.0, 520.0, 410.0, 380.0]},  # one 10 s over
-             100.0: {**run(100.0, 150.0), "p99_windows_ms": [150.0, 140.0, None, 120.0]}, 50.0: run(50.0, 30.0)}
+    grid = [_run(50.0, 40.0), _run(100.0, 200.0), _run(140.0, 480.0), _run(200.0, 900.0, {"200": 1800, "429": 200})]
+    again = {140.0: {**_run(140.0, 480.0), "p99_windows_ms": [300.0, 520.0, 410.0, 380.0]},  # one 10 s over
+             100.0: {**_run(100.0, 150.0), "p99_windows_ms": [150.0, 140.0, None, 120.0]}, 50.0: _run(50.0, 30.0)}
     offered: list[tuple[float, float]] = []
 
     def open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[dict]:
@@ -127,7 +129,7 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
     assert again[140.0]["drained_s"] == again[100.0]["drained_s"] == 4.5
     assert offered == [(140.0, 40.0), (100.0, 40.0)]
     assert module._confirm_seconds(2.1875) == module._recovery_seconds(2.1875) == 57.0
-    again = {rate: run(rate, 600.0) for rate in again}  # none holds: no sustainable rate, no overload after it
+    again = {rate: _run(rate, 600.0) for rate in again}  # none holds: no sustainable rate, no overload after it
     assert module._confirmed_rate("url", tmp_path, grid) == (None, list(again.values()))
     assert module._confirmed_rate("url", tmp_path, grid[3:]) == (None, [])
 
@@ -137,11 +139,11 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
             rate = result["sustainable_per_s"]
             long = {} if (entry["server"], entry["model"]) == ("infinity", "me5-small") else {
                 "seconds": module._confirm_seconds(rate or 1.0)}  # infinity me5-small: stored before "seconds"
-            result["confirmation"] = [{**run(rate, 321.0), **long}] if rate else []
-            result["control"] = [run(rate, 432.0)] if rate else None
+            result["confirmation"] = [{**_run(rate, 321.0), **long}] if rate else []
+            result["control"] = [_run(rate, 432.0)] if rate else None
     first = next(e for e in stored["entries"] if (e["server"], e["model"], e["backend"]) == (
         "polyembed", "me5-small", "torch"))["sizes"]["1"]
-    first["confirmation"] = [run(first["sustainable_per_s"], 700.0), run(25.0, 321.0)]
+    first["confirmation"] = [_run(first["sustainable_per_s"], 700.0), _run(25.0, 321.0)]
     first["sustainable_per_s"] = 25.0
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
@@ -443,10 +445,6 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
 
-    def run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
-        return {"offered_per_s": rate, "ok_per_s": rate, "statuses": statuses or {"200": int(10 * rate)},
-                "p50_ms": 20.0, "p99_ms": p99, "p99_last_half_ms": p99}
-
     control_p99 = {140.0: 780.0, 100.0: 260.0}  # 140 misses the bound in its control, 100 holds it
     offered: list[list[tuple[float, float]]] = []
 
@@ -454,12 +452,12 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
                   pid: int | None = None) -> list[dict]:
         offered.append(phases)
         if len(phases) == 2:  # the overload, then the recovery
-            return [run(phases[0][0], 900.0, {"200": 10, "429": 5}), run(phases[1][0], 300.0)]
+            return [_run(phases[0][0], 900.0, {"200": 10, "429": 5}), _run(phases[1][0], 300.0)]
         rate = phases[0][0]
         after_overload = len(offered) > 1 and len(offered[-2]) == 2
         if after_overload:
-            return [run(rate, control_p99[rate], {"200": 90, "429": 10} if rate == 140.0 else None)]
-        return [run(r, 200.0 if r <= 140.0 else 900.0) for r, _ in phases]
+            return [_run(rate, control_p99[rate], {"200": 90, "429": 10} if rate == 140.0 else None)]
+        return [_run(r, 200.0 if r <= 140.0 else 900.0) for r, _ in phases]
 
     class Server:
         url, process = "http://127.0.0.1:1/v1/embeddings", None
@@ -482,11 +480,11 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
         "polyembed", "me5-small", "torch"))["sizes"]["1"]
     for entry_ in stored["entries"]:
         for stored_result in entry_["sizes"].values():
-            stored_result.setdefault("confirmation", [run(stored_result["sustainable_per_s"] or 1.0, 321.0)])
+            stored_result.setdefault("confirmation", [_run(stored_result["sustainable_per_s"] or 1.0, 321.0)])
             stored_result.setdefault("control", None)
-    torch_row["confirmation"], torch_row["sustainable_per_s"] = [run(35.0, 321.0), run(25.0, 321.0)], 25.0
-    torch_row["given_up"] = [{"rate": 35.0, "overload": [run(70.0, 900.0, {"200": 500, "429": 200, "500": 1}),
-                                                         run(35.0, 300.0)], "control": [run(35.0, 640.0)]}]
+    torch_row["confirmation"], torch_row["sustainable_per_s"] = [_run(35.0, 321.0), _run(25.0, 321.0)], 25.0
+    torch_row["given_up"] = [{"rate": 35.0, "overload": [_run(70.0, 900.0, {"200": 500, "429": 200, "500": 1}),
+                                                         _run(35.0, 300.0)], "control": [_run(35.0, 640.0)]}]
     (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
     text = rendered_twice(module, docs)
     assert "| polyembed | me5-small | torch | 1 | 25.0 (control missed at 35.0) | 321.0 |" in text
