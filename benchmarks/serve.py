@@ -9,7 +9,8 @@
   python benchmarks/serve.py render
 
 Every server runs on core 0 with one torch / onnxruntime thread (held there by a cpuset cgroup where the
-machine lets us make one, else by `taskset`), the load generator on core 1 (`taskset`). Per server and request
+machine lets us make one, else by `taskset`) and no line logged per request (`--no-access-log`; Infinity
+`--log-level warning`), the load generator on core 1 (`taskset`). Per server and request
 size (1 and 16 sentences): the open loop at each offered rate (requests of
 16 sentences at a 16th of it: the same sentences per second; `loadgen.py`: latency from the scheduled send
 time), the sustainable rate (the highest offered rate whose requests all got a 200 with p99 <= 500 ms, in the
@@ -277,18 +278,20 @@ def _raw_ceiling(model: str, backend: str, sentences: list[str]) -> float:
 
 def _server_command(kind: str, model: str, setting: str, infinity: Path | None,
                     options: tuple[str, ...] = ()) -> tuple[list[str], str, str, str | None]:
-    """(command, embeddings URL, readiness URL, working folder) of one server. Infinity starts inside its model
-    folder with the model id ".": its optimum engine names the ONNX file by the path it globbed, and the
-    optimum-onnx it installs with finds only a path relative to the model folder."""
+    """(command, embeddings URL, readiness URL, working folder) of one server. Neither writes a line per request
+    (uvicorn's access log), whose formatting and writing would take time from encoding on the one core. Infinity
+    starts inside its model folder with the model id ".": its optimum engine names the ONNX file by the path it
+    globbed, and the optimum-onnx it installs with finds only a path relative to the model folder."""
     base = f"http://127.0.0.1:{PORT}"
     if kind == "polyembed":
         return ([sys.executable, "-m", "polyembed", "serve", "-m", model, "--backend", setting, "--port", str(PORT),
-                 *options],
+                 "--no-access-log", *options],
                 f"{base}/v1/embeddings", f"{base}/ready", None)
     path = _infinity_model(model, with_onnx=setting == "optimum")
     assert infinity is not None
     return ([str(infinity / "bin" / "infinity_emb"), "v2", "--model-id", ".", "--served-model-name", model,
-             "--engine", setting, "--device", "cpu", "--batch-size", "64", "--port", str(PORT)],
+             "--engine", setting, "--device", "cpu", "--batch-size", "64", "--port", str(PORT),
+             "--log-level", "warning"],
             f"{base}/embeddings", f"{base}/health", path)
 
 

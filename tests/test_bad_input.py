@@ -400,6 +400,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-max-batch-tokens-0", ["serve", "--max-batch-tokens", "0"], "--max-batch-tokens"),
     ("serve-call-overhead-tokens-negative", ["serve", "--call-overhead-tokens", "-1"], "--call-overhead-tokens"),
     ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
+    ("serve-access-log-with-a-value", ["serve", "--access-log=no"], "--access-log"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),
     ("serve-backend-torch-on-an-export", ["serve", "-m", "{tmp}/onnx-export", "--backend", "torch"],

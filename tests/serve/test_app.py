@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 import polyembed
 from polyembed.errors import PolyembedError
 from polyembed.serve import ServerLimits, create_app
+from polyembed.serve.app import INLINE_COUNT_CHARS
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
 from tests.serve.doubles import SlowEncoder
 
@@ -149,7 +150,7 @@ def _serving(folder, *options: str):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "polyembed", "serve", "-m", str(folder), "--port", str(port), *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     try:
         deadline = time.monotonic() + 120
@@ -173,10 +174,20 @@ def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
     """The real command: uvicorn on 127.0.0.1, one health check and one embedding request, then stopped."""
     import httpx
 
-    with _serving(tiny_folder) as (_, url):
+    with _serving(tiny_folder) as (server, url):
         assert httpx.get(f"{url}/health", timeout=2).json()["status"] == "ok"
         reply = httpx.post(f"{url}/v1/embeddings", json={"input": "hello"}, timeout=30)
         assert reply.status_code == 200 and len(reply.json()["data"][0]["embedding"]) == 32
+    assert '"POST /v1/embeddings HTTP/1.1" 200' in server.stdout.read().decode()  # uvicorn's access log
+
+
+def test_no_access_log_serves_without_a_line_per_request(tiny_folder) -> None:
+    import httpx
+
+    with _serving(tiny_folder, "--no-access-log") as (server, url):
+        assert httpx.post(f"{url}/v1/embeddings", json={"input": "hello"}, timeout=30).status_code == 200
+    assert "Application startup complete" in server.stderr.read().decode()
+    assert "POST /v1/embeddings" not in server.stdout.read().decode()  # where uvicorn writes its access log
 
 
 def test_over_a_real_socket_a_gone_client_is_cancelled_and_sigterm_lets_accepted_requests_finish(
@@ -245,11 +256,19 @@ def test_a_request_that_breaks_the_model_fails_alone(encoder) -> None:
     assert error["type"] == "server_error" and "RuntimeError" in error["message"]
 
 
-def test_an_input_the_tokenizer_cannot_read_is_refused_before_batching(encoder) -> None:
+def test_a_request_too_long_to_count_on_the_event_loop_is_counted_alike_on_the_counting_thread(encoder) -> None:
+    long = [" ".join(TRAINING_TEXTS)] * (INLINE_COUNT_CHARS // len(" ".join(TRAINING_TEXTS)) + 1)
+    with TestClient(create_app(encoder)) as test_client:
+        usage = test_client.post("/v1/embeddings", json={"input": long}).json()["usage"]
+    assert usage["prompt_tokens"] == sum(len(ids) for ids in encoder.model.tokenizer(long)["input_ids"])
+
+
+@pytest.mark.parametrize("padding", [[], ["long " * INLINE_COUNT_CHARS]], ids=["on the loop", "on the counting thread"])
+def test_an_input_the_tokenizer_cannot_read_is_refused_before_batching(encoder, padding: list[str]) -> None:
     app = create_app(FragileEncoder(encoder))
     with TestClient(app) as test_client:
         warmed_up = app.state.batcher.batches_run
-        response = test_client.post("/v1/embeddings", json={"input": ["fine", "tok! here"]})
+        response = test_client.post("/v1/embeddings", json={"input": ["fine", "tok! here", *padding]})
         batches = app.state.batcher.batches_run - warmed_up
     assert response.status_code == 400 and batches == 0
     assert response.json()["error"] == {"message": "input[1] cannot be tokenized by this model (ValueError)",
