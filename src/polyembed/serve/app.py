@@ -111,9 +111,6 @@ class RequestError(Exception):
 
 
 WARM_UP_SENTENCE = "polyembed is ready."
-INLINE_COUNT_CHARS = 2_000
-"""Requests with at most this many characters in all are tokenized on the event loop (tens of microseconds), larger
-ones on the counting thread."""
 
 
 def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: ServerLimits) -> tuple[
@@ -203,9 +200,6 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
     # thread switches truncation while the other tokenizes.
     counter = copy.deepcopy(encoder.tokenizer) if encoder.tokenizer is not None else None
-    # ... and one for the event loop, which counts small requests itself: handing a sentence to the counting
-    # thread and back costs more than tokenizing it
-    loop_counter = copy.deepcopy(encoder.tokenizer) if encoder.tokenizer is not None else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -281,10 +275,8 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest, request: Request) -> Response:
         sentences, languages = _check_request(body, encoder, limits)
-        if sum(map(len, sentences)) <= INLINE_COUNT_CHARS:
-            counts = _token_counts(loop_counter, sentences)
-        else:  # tokenizing a large request must not stall the event loop
-            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
+        # tokenizing a large request must not stall the event loop
+        counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
         tokens = sum(counts) if counts is not None else 0
         if tokens > limits.max_request_tokens:
             raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
