@@ -133,6 +133,12 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
     assert module._confirmed_rate("url", tmp_path, grid) == (None, list(again.values()))
     assert module._confirmed_rate("url", tmp_path, grid[3:]) == (None, [])
 
+    held_by_a_hair = {140.0: {**_run(140.0, 460.0), "p99_windows_ms": [300.0, 460.0, 410.0, 380.0]},
+                      100.0: _run(100.0, 380.0)}  # 140 keeps the bound, but not 80 % of it
+    again = held_by_a_hair
+    assert module._confirmed_rate("url", tmp_path, grid) == (100.0, [held_by_a_hair[140.0], held_by_a_hair[100.0]])
+    assert held_by_a_hair[140.0]["bound_ms"] == module.CONFIRM_MARGIN * module.P99_BOUND_MS == 400.0
+
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
     for entry in stored["entries"]:
         for result in entry["sizes"].values():
@@ -491,3 +497,38 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
     assert "it is given up for the next lower one, confirmed, overloaded and controlled again (at most 2 times" in text
     assert "rows (and 1 at rates given up after their control): " in text
     assert " requests, 1 answered with neither a 200 nor a 429;" in text  # the given-up rate's overload counts
+
+
+def test_the_grid_stops_after_two_rates_in_a_row_that_miss_the_bound(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rate that misses by chance does not end the grid; two in a row do (the rates above them are beyond
+    capacity), and the open-loop table names the rule beside its '-' cells."""
+    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+                                          "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
+                                          monkeypatch)
+    p99 = {50.0: 100.0, 100.0: 600.0, 140.0: 300.0, 200.0: 700.0, 280.0: 900.0, 400.0: 100.0}
+    offered: list[list[tuple[float, float]]] = []
+
+    def open_loop(url: str, body: Path, phases: list[tuple[float, float]]) -> list[dict]:
+        offered.append(phases)
+        return [_run(rate, p99[rate]) for rate, _ in phases]
+
+    monkeypatch.setattr(module, "_open_loop", open_loop)
+    runs = module._grid("url", tmp_path, list(p99))
+    assert offered == [[(rate, 10.0)] for rate in (50.0, 100.0, 140.0, 200.0, 280.0)]  # never 400
+    assert [run["offered_per_s"] for run in runs] == [50.0, 100.0, 140.0, 200.0, 280.0]
+
+    stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
+    text = rendered_twice(module, docs)
+    assert "a row's grid stops after" not in text  # every stored row ran the whole grid
+    stored["entries"][0]["sizes"]["1"]["open_loop"] += [_run(5000.0, 900.0), _run(6000.0, 900.0)]
+    for entry in stored["entries"]:
+        for result in entry["sizes"].values():
+            result.setdefault("confirmation", [_run(result["sustainable_per_s"] or 1.0, 321.0)])
+            result.setdefault("control", None)
+            for run in result["confirmation"]:
+                run["bound_ms"] = 400.0
+    (results / "serve.json").write_text(json.dumps(stored), encoding="utf-8")
+    text = rendered_twice(module, docs)
+    assert "'-': not offered to that server; a row's grid stops after 2 rates in a row that miss the bound):" in text
+    assert "with p99 <= 400 ms (80% of the bound:" in text
