@@ -602,9 +602,8 @@ def _confirmed_rate(url: str, body: Path, runs: list[dict[str, Any]]) -> tuple[f
     """The sustainable rate and the runs that confirmed it: the grid's 10-s runs that got all 200s with p99 within
     the bound are candidates, and the highest that keeps it, with CONFIRM_MARGIN to spare, for `_confirm_seconds`
     more (each once the work left by the runs before it is done: `_drain`) is the rate the overload and the
-    recovery use. Near capacity a rate's p99
-    varies from run to run; one that met the bound once by chance would make every later phase at it look slow. At
-    most CONFIRM_TRIES candidates, from the highest down."""
+    recovery use. Near capacity a rate's p99 varies from run to run; one that met the bound once by chance would make
+    every later phase at it look slow. At most CONFIRM_TRIES candidates, from the highest down."""
     candidates = sorted((r["offered_per_s"] for r in runs if _within_bound(r)), reverse=True)
     tried: list[dict[str, Any]] = []
     for rate in candidates[:CONFIRM_TRIES]:
