@@ -4,6 +4,7 @@ for exact-resume tests."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -137,13 +138,25 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def kill_after(run: subprocess.Popen, marker: Path, timeout: float = 300) -> None:
-    """SIGKILL `run` as soon as `marker` exists (e.g. the first checkpoint's trainer_state.json)."""
+    """SIGKILL `run` as soon as `marker` is written (e.g. the first checkpoint's trainer_state.json). A JSON
+    marker counts once it parses: writers create the file before they fill it, and a kill in between is
+    a different test (`tests/methods/base/test_run.py`)."""
     deadline = time.time() + timeout
-    while not marker.exists() and run.poll() is None and time.time() < deadline:
+    while not _written(marker) and run.poll() is None and time.time() < deadline:
         time.sleep(0.02)
     assert run.poll() is None, "the run ended before it could be killed"
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
+
+
+def _written(marker: Path) -> bool:
+    if marker.suffix != ".json":
+        return marker.exists()
+    try:
+        json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return True
 
 
 def train_in_subprocess(method: str, config: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -167,7 +180,6 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
 
     The uninterrupted run and the killed one run side by side, each on one torch thread (all three runs alike,
     so the comparison is the same computation): on two cores that halves the test's wall time."""
-    import json
 
     import yaml
 

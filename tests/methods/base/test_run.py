@@ -64,3 +64,15 @@ def test_a_run_folder_older_than_an_option_resumes_at_its_default(tmp_path: Path
     run.check(config, resume=True, overwrite=False)
     with pytest.raises(PolyembedError, match=r"checkpoint: 'best' in the run, 'final' now"):
         run.check(TrainConfig(output_dir=str(run.path), checkpoint="final"), resume=True, overwrite=False)
+
+
+@pytest.mark.parametrize("state", ["", '{"global_step": 1', None])
+def test_resume_skips_a_checkpoint_killed_while_saving(tmp_path: Path, state: str | None) -> None:
+    """The trainer writes trainer_state.json last and in place: a kill can leave it missing, empty or cut
+    short, and resuming from that checkpoint would crash on its state."""
+    run = RunFolder(tmp_path / "run")
+    for step, text in ((5, '{"global_step": 5}'), (10, state)):
+        (run.checkpoints / f"checkpoint-{step}").mkdir(parents=True)
+        if text is not None:
+            (run.checkpoints / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
+    assert run.last_checkpoint() == run.checkpoints / "checkpoint-5"

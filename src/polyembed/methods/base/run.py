@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +27,11 @@ from polyembed.methods.base.distributed import is_main_process
 from polyembed.models.saving import save_model_atomically
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
 
+logger = logging.getLogger(__name__)
+
 CONFIG_FILE = "config.yaml"
 CHECKPOINT_DIR = "checkpoints"
+TRAINER_STATE_FILE = "trainer_state.json"
 HOUSEKEEPING_OPTIONS = frozenset({"keep_checkpoints", "report_to"})
 """Options that do not change what is trained: a resumed run may set them differently."""
 MODEL_DIR = "model"
@@ -135,15 +139,18 @@ class RunFolder:
         remove_created_dirs(created)
 
     def last_checkpoint(self) -> Path | None:
-        """The newest complete checkpoint: a SIGKILL during saving can leave a newer one without its state."""
+        """The newest complete checkpoint. The trainer writes trainer_state.json last and in place, so a
+        SIGKILL during saving can leave a newer checkpoint without it, or with it empty or cut short: only a
+        state file that parses counts."""
         if not self.checkpoints.is_dir():
             return None
-        complete = [
-            path
-            for path in self.checkpoints.glob("checkpoint-*")
-            if path.name.split("-")[-1].isdigit() and (path / "trainer_state.json").is_file()
-        ]
-        return max(complete, key=lambda path: int(path.name.split("-")[-1]), default=None)
+        numbered = [path for path in self.checkpoints.glob("checkpoint-*") if path.name.split("-")[-1].isdigit()]
+        for path in sorted(numbered, key=lambda path: int(path.name.split("-")[-1]), reverse=True):
+            if _complete(path):
+                return path
+            logger.warning(f"{path}: its trainer state is missing or cut short (a run killed while saving); "
+                           "resuming from an earlier checkpoint")
+        return None
 
     def remove_checkpoints(self) -> None:
         """Delete checkpoints/ after a finished run (by the main process): with `save_total_limit` 2 a 12-layer
@@ -161,6 +168,14 @@ class RunFolder:
             return
         with atomic_write(self.path / SUMMARY_FILE) as handle:
             handle.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+
+def _complete(checkpoint: Path) -> bool:
+    """Whether `checkpoint` has a trainer_state.json that parses (the trainer writes it after everything else)."""
+    try:
+        return isinstance(json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8")), dict)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
 
 
 def _defaults(config: Any) -> dict[str, Any]:
