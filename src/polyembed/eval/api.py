@@ -15,7 +15,7 @@ from polyembed.eval.report import plot_task_bars, write_report_md, write_results
 from polyembed.eval.runner import EvaluationResult, run_tasks
 from polyembed.eval.suites import suite_tasks
 from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision
-from polyembed.models.loading import as_encoder
+from polyembed.models.loading import as_encoder, check_model_reference
 from polyembed.outputs import check_output_dir, publishing
 
 
@@ -67,11 +67,14 @@ def evaluate(
         raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
     resolve_precision(precision)  # a bad value fails before anything loads
     task_list = resolve_tasks(tasks, suite, **(task_kwargs or {}))  # a mistyped task name is reported first
-    root = resolve_data_root(data_root)
-    check_datasets(task_list, root)
+    # the inputs that need no data before the data root: a user without one hears first about what they typed
+    if isinstance(model, str | Path):
+        check_model_reference(str(model), argument("-m", "model"))
     if out_dir is not None:
         # before the model loads: an unwritable folder fails in a second
         check_output_dir(out_dir, argument("--out", "out_dir"))
+    root = resolve_data_root(data_root)
+    check_datasets(task_list, root)
     encoder = with_precision(as_encoder(model), precision)
     if cache:
         from polyembed.models.embedding_cache import EmbeddingStore
