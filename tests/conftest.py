@@ -61,6 +61,16 @@ def hashing_encoder() -> HashingEncoder:
     return HashingEncoder()
 
 
+@pytest.fixture
+def no_data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine with no data root at all: no $POLYEMBED_DATA, no set_data_root, no ../shared/data anywhere."""
+    from polyembed.data import root
+
+    monkeypatch.delenv(root.ENV_VAR, raising=False)
+    monkeypatch.setattr(root, "_override", None)
+    monkeypatch.setattr(root, "_default_candidates", lambda: [tmp_path / "no-shared" / "data"])
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real data root (../shared/data or $POLYEMBED_DATA); tests needing it skip when absent."""

@@ -499,7 +499,27 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int] | None]:
     }
 
 
-@pytest.mark.parametrize(("args", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+NEEDS_DATA = {"modular-single-no-pairs"}
+"""Rows whose answer comes from the data itself (which languages have pairs there): they skip without a data root;
+every other row is refused from what was typed, with or without one."""
+
+
+def _has_data_root() -> bool:
+    from polyembed.data.root import data_root
+    from polyembed.errors import PolyembedError
+
+    try:
+        data_root()
+    except PolyembedError:
+        return False
+    return True
+
+
+_NEEDS_DATA_MARK = pytest.mark.skipif(not _has_data_root(), reason="reads the real data root, which is absent")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    pytest.param(*case[1:], id=case[0], marks=[_NEEDS_DATA_MARK] if case[0] in NEEDS_DATA else []) for case in CASES])
 def test_bad_input_is_one_clean_error_and_writes_nothing(
     workspace: dict[str, str], args: list[str], expected: str
 ) -> None:
@@ -516,6 +536,19 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(
     assert _snapshot(root) == before, "bad input must leave the folder exactly as it was"
 
 
+DATA_FREE = ["eval-out-is-a-file", "eval-out-below-a-file", "eval-model-folder-missing", "eval-model-is-a-file",
+             "distill-unknown-dataset", "modular-cla-no-sts-dev"]
+
+
+@pytest.mark.parametrize("case_id", DATA_FREE)
+def test_what_was_typed_is_refused_before_the_data_root_is_looked_for(
+    workspace: dict[str, str], no_data_root: None, case_id: str
+) -> None:
+    """A user with no data yet hears about the flag they mistyped, not about the data root."""
+    _, args, expected = next(case for case in CASES if case[0] == case_id)
+    test_bad_input_is_one_clean_error_and_writes_nothing(workspace, args, expected)
+
+
 def test_the_table_covers_every_command() -> None:
     covered = {case[1][0] if case[1][0] not in ("models", "data", "train") else " ".join(case[1][:2])
                for case in CASES}
@@ -528,6 +561,15 @@ def test_the_table_covers_every_command() -> None:
 def test_data_list_still_shows_the_registry_for_a_missing_root(workspace: dict[str, str]) -> None:
     result = CliRunner().invoke(app, ["data", "list", "--data-root", f"{workspace['tmp']}/nowhere"])
     assert result.exit_code == 2 and "sts2017" in result.stdout and "MISSING" in result.stdout
+
+
+def test_data_list_before_any_data_root_is_set_up_is_a_listing(workspace: dict[str, str], no_data_root: None) -> None:
+    """Nothing given and nothing found is where a new user starts: the registry (where to download each dataset),
+    a note on stderr, exit 0; a root that was given but is wrong stays an error (above)."""
+    result = CliRunner().invoke(app, ["data", "list"])
+    assert result.exit_code == 0, result.output
+    assert "sts2017" in result.stdout and "MISSING" in result.stdout
+    assert "data root: none yet (no data root: set $POLYEMBED_DATA" in result.stderr
 
 
 @pytest.mark.parametrize("argv", [["train", "distill", "--max-steps", "-5"], ["encode", "{tmp}/empty.txt", "-o",

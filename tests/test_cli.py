@@ -127,6 +127,22 @@ def test_eval_into_a_folder_with_unrelated_files_leaves_them_untouched(tmp_path:
     assert (out / "results.json").stat().st_mode & 0o777 == 0o666 & ~_umask()
 
 
+def test_eval_on_the_users_own_files_needs_no_data_root(tmp_path: Path, no_data_root: None) -> None:
+    """parallel-retrieval on a folder of the user's own line-aligned files reads no registry dataset."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "news.en").write_text("The cat sleeps.\nIt is raining today.\n", encoding="utf-8")
+    (corpus / "news.de").write_text("Die Katze schläft.\nHeute regnet es.\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "parallel-retrieval", "--task-arg",
+                                 f"directory={corpus}", "--out", str(tmp_path / "r"), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "r" / "results.json").is_file()
+    named = runner.invoke(app, ["eval", "-m", "minilm-en", "--tasks", "parallel-retrieval", "--task-arg",
+                                "dataset=multi30k", "--out", str(tmp_path / "r2")])
+    assert named.exit_code == 2 and "no data root" in named.output  # a named dataset still needs one
+    assert not (tmp_path / "r2").exists()
+
+
 def test_eval_into_the_working_folder_keeps_it(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     corpus = tmp_path / "corpus"

@@ -321,13 +321,19 @@ def models_transfer_vocabulary(
 @clean_errors
 def data_list(data_root: DataRootOption = None) -> None:
     """Show the registered datasets, whether they are present locally, their licence and source."""
+    import os
+
     from polyembed.data.registry import DATASETS
+    from polyembed.data.root import ENV_VAR
     from polyembed.data.root import data_root as resolve
 
     try:
         root: Path | None = resolve(data_root)
     except PolyembedError as err:
         root, missing = None, err
+        if data_root is None and not os.environ.get(ENV_VAR):  # none set up yet: the listing says where to get them
+            typer.echo(f"data root: none yet ({err})", err=True)
+            missing = None
     else:
         missing = None
         typer.echo(f"data root: {root}")
@@ -336,7 +342,7 @@ def data_list(data_root: DataRootOption = None) -> None:
         typer.echo(
             f"{info.name:22s} {present:8s} {info.licence[:28]:28s} {len(info.languages):3d} langs  {info.source}"
         )
-    if missing is not None:  # the registry is still worth showing (where to download), but it is an error
+    if missing is not None:  # a root that was given but is wrong: the registry is still worth showing, but an error
         raise missing
 
 

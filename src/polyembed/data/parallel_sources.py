@@ -238,7 +238,7 @@ def load_parallel_sources(
     A language with no data in any selected dataset or file is an error, as is an unknown dataset.
     `language_origin(i)` says where the i-th language was given (config file and line) for messages.
     """
-    _check_datasets(datasets)
+    check_training_datasets(datasets)
     if datasets and root is None:
         raise PolyembedError(f"datasets {', '.join(datasets)} need a data root (set $POLYEMBED_DATA or --data-root)")
     wanted = [check_language(code, language_origin(i) if language_origin else "") for i, code in enumerate(languages)]
@@ -267,13 +267,14 @@ def load_parallel_sources(
 def covered_sources(languages: Sequence[str], datasets: Sequence[str], root: Path) -> list[ParallelSource]:
     """The (dataset, language) sources of `datasets` that exist for `languages`, where a language a dataset does
     not cover is skipped rather than an error: extra text for a purpose such as learning word alignments."""
-    _check_datasets(datasets)
+    check_training_datasets(datasets)
     found = [_READERS[name](Path(root) / get_dataset(name).folder, check_language(code))
              for code in languages for name in datasets]
     return [source for source in found if source is not None]
 
 
-def _check_datasets(datasets: Sequence[str]) -> None:
+def check_training_datasets(datasets: Sequence[str]) -> None:
+    """A dataset name that has no bitext reader is an error, before any data root is needed."""
     for name in datasets:
         if name not in _READERS:
             raise PolyembedError(f"'{name}' is not a training dataset (choose from: {', '.join(TRAINING_DATASETS)})")

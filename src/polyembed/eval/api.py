@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.data.registry import get_dataset
-from polyembed.data.root import data_root as resolve_data_root
 from polyembed.errors import PolyembedError, argument
 from polyembed.eval.base import Task
 from polyembed.eval.registry import get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
-from polyembed.eval.runner import EvaluationResult, run_tasks
+from polyembed.eval.runner import EvaluationResult, data_root_for, run_tasks
 from polyembed.eval.suites import suite_tasks
 from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision
 from polyembed.models.loading import as_encoder, check_model_reference
@@ -73,8 +72,9 @@ def evaluate(
     if out_dir is not None:
         # before the model loads: an unwritable folder fails in a second
         check_output_dir(out_dir, argument("--out", "out_dir"))
-    root = resolve_data_root(data_root)
-    check_datasets(task_list, root)
+    root = data_root_for(task_list, data_root)
+    if root is not None:
+        check_datasets(task_list, root)
     encoder = with_precision(as_encoder(model), precision)
     if cache:
         from polyembed.models.embedding_cache import EmbeddingStore

@@ -63,7 +63,8 @@ class Score:
 class EmbeddingProvider(ABC):
     """What a task may ask of a run: embeddings, a data root, a place for figures."""
 
-    data_root: Path
+    data_root: Path | None
+    """None where no task of the run reads a registry dataset (`runner.data_root_for`)."""
     figure_dir: Path | None
 
     @abstractmethod

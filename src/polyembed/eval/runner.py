@@ -29,7 +29,7 @@ class EmbeddingCache(EmbeddingProvider):
     def __init__(
         self,
         encoder: SentenceEncoder,
-        data_root: Path,
+        data_root: Path | None,
         figure_dir: Path | None = None,
         *,
         batch_size: int = 64,
@@ -116,6 +116,14 @@ def environment_info() -> dict[str, Any]:
     }
 
 
+def data_root_for(tasks: Sequence[Task], data_root: str | Path | None = None) -> Path | None:
+    """The data root, resolved only where it is given or a task reads a registry dataset: tasks on the user's
+    own files (`parallel-retrieval` with `directory=`) run on a machine without one."""
+    if data_root is None and not any(task.required_datasets() for task in tasks):
+        return None
+    return resolve_data_root(data_root)
+
+
 def run_tasks(
     encoder: SentenceEncoder,
     tasks: Sequence[Task],
@@ -126,7 +134,7 @@ def run_tasks(
     show_progress: bool = True,
 ) -> EvaluationResult:
     """Evaluate `encoder` on `tasks` with one shared embedding cache; returns all scores and timings."""
-    root = resolve_data_root(data_root)
+    root = data_root_for(tasks, data_root)
     encoder = as_encoder(encoder)
     cache = EmbeddingCache(encoder, root, figure_dir, batch_size=batch_size, show_progress=show_progress)
     runs: list[TaskRun] = []

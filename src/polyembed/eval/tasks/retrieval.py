@@ -305,6 +305,10 @@ class ParallelRetrieval(PivotRetrievalTask):
             )
         return tuple(code for code in languages if code != self.pivot)
 
+    def required_datasets(self) -> tuple[str, ...]:
+        """The named dataset, if any (checked before encoding); a `directory` needs no data root."""
+        return (str(self.dataset),) if self.dataset is not None else ()
+
     def _load_multiway(self, context: EmbeddingProvider) -> MultiwayText:
         if self._multiway is None:
             wanted = [self.pivot, *self.languages]

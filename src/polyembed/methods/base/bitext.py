@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from polyembed.config import ConfigOrigin, validate_config
-from polyembed.data.parallel_sources import ParallelFileSpec, ParallelSource, load_parallel_sources, split_dev
+from polyembed.data.parallel_sources import (
+    ParallelFileSpec,
+    ParallelSource,
+    check_training_datasets,
+    load_parallel_sources,
+    split_dev,
+)
 from polyembed.data.readers.sts import read_stsb_multi_mt
 from polyembed.data.registry import get_dataset
 from polyembed.data.root import data_root
@@ -51,6 +57,7 @@ def prepare_bitext(config: BitextConfig, origin: ConfigOrigin | None = None) -> 
     validate_config(config, origin)  # types, choices and ranges, for configs built in Python too
     if not config.languages and not config.parallel_files:
         raise origin.error("languages", "no languages and no parallel files: nothing to train on")
+    check_training_datasets(config.datasets)  # a mistyped name first, with or without a data root
     try:
         root: Path | None = data_root(config.data_root)
     except PolyembedError:

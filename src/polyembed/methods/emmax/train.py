@@ -19,7 +19,12 @@ from typing import Any
 
 from polyembed.config import ConfigOrigin
 from polyembed.data.io import read_lines
-from polyembed.data.parallel_sources import check_language, load_parallel_sources, split_dev
+from polyembed.data.parallel_sources import (
+    check_language,
+    check_training_datasets,
+    load_parallel_sources,
+    split_dev,
+)
 from polyembed.data.root import data_root
 from polyembed.errors import NoTrainingDataError, PolyembedError
 from polyembed.methods.base.bitext import Bitext, parallel_file_specs, prepare_bitext
@@ -202,6 +207,7 @@ def prepare_em(config: EmmaxEmConfig, origin: ConfigOrigin | None = None) -> EmT
                            f"{config.student}`")
     ranks = int(description["ranks"])
     temperatures = check_temperatures(config.temperatures, ranks, origin)
+    check_training_datasets(config.datasets)  # a mistyped name before the data root is looked for
     root = data_root(config.data_root) if config.datasets else None
     by_language: dict[str, list[str]] = {}
     sources = []
