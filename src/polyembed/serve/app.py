@@ -168,11 +168,6 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
     return sentences, checked
 
 
-INLINE_TOKENIZE_CHARS = 2048
-"""Requests up to this many characters are tokenized on the event loop: a short input tokenizes in less time than
-handing it to the counting thread and back takes, and most requests of a one-sentence workload are that short."""
-
-
 def _token_counts(tokenizer: Any, sentences: list[str]) -> list[int] | None:
     """Each input's tokens as the model's tokenizer counts them (None when the model exposes no tokenizer).
     Run before the inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and
@@ -202,10 +197,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     metrics.shedding.set_function(lambda: float(batcher.work.shedding))
     metrics.draining.set_function(lambda: float(batcher.work.draining))
     counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polyembed-tokenize")
-    # Tokenizers of their own, one per thread that counts (the counting thread, the event loop): a fast tokenizer
-    # shared between threads fails ("Already borrowed") when one switches truncation while another tokenizes.
+    # A tokenizer of its own: a fast tokenizer shared with the encode thread fails ("Already borrowed") when one
+    # thread switches truncation while the other tokenizes.
     counter = copy.deepcopy(encoder.tokenizer) if encoder.tokenizer is not None else None
-    inline_counter = copy.deepcopy(encoder.tokenizer) if encoder.tokenizer is not None else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -281,10 +275,8 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest, request: Request) -> Response:
         sentences, languages = _check_request(body, encoder, limits)
-        if sum(map(len, sentences)) <= INLINE_TOKENIZE_CHARS:  # cheaper than the hop to the counting thread
-            counts = _token_counts(inline_counter, sentences)
-        else:  # tokenizing a large request must not stall the event loop
-            counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
+        # tokenizing a large request must not stall the event loop
+        counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
         tokens = sum(counts) if counts is not None else 0
         if tokens > limits.max_request_tokens:
             raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
