@@ -180,7 +180,6 @@ def killed_and_uninterrupted_runs(method: str, options: dict, folder: Path, kill
 
     The uninterrupted run and the killed one run side by side, each on one torch thread (all three runs alike,
     so the comparison is the same computation): on two cores that halves the test's wall time."""
-
     import yaml
 
     configs = {}
