@@ -375,15 +375,33 @@ def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_els
 
 
 def test_a_server_that_held_no_rate_shows_none_in_the_acceptance_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'none' where no rate was sustained; the ratio then falls back to both sides' grid rates (the acceptance's
+    bound for 10 s), named as such, and stays '-' where a side held nothing even there."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     serve = importlib.import_module("serve")
-    saved = {"entries": [{"server": "polyembed", "model": "m", "backend": "torch",
-                          "sizes": {"16": {"sustainable_per_s": 2.0}}},
-                         {"server": "infinity", "model": "m", "backend": "torch",
-                          "sizes": {"16": {"sustainable_per_s": None}}}]}
+
+    def sizes(sustainable: float | None, *grid: tuple[float, float]) -> dict:
+        return {"16": {"sustainable_per_s": sustainable, "open_loop": [_run(rate, p99) for rate, p99 in grid]}}
+
+    saved = {"entries": [{"server": "polyembed", "model": "m", "backend": "torch", "sizes": sizes(2.0)},
+                         {"server": "infinity", "model": "m", "backend": "torch", "sizes": sizes(None)}]}
     lines = serve._acceptance_lines(saved)
     assert "| m | 16 | 32 | none | - | - | - | - | - |" in lines
     assert any(line.startswith("none: no offered rate held the bound") for line in lines)
+    assert not any(line.startswith("(grid A / B)") for line in lines)
+
+    saved = {"entries": [{"server": "polyembed", "model": "m", "backend": "torch",
+                          "sizes": sizes(None, (1.0, 350.0), (1.5, 480.0), (2.0, 620.0))},
+                         {"server": "polyembed", "model": "m", "backend": "onnx-int8",
+                          "sizes": sizes(8.0, (1.0, 120.0), (8.0, 150.0), (9.0, 700.0))},
+                         {"server": "infinity", "model": "m", "backend": "torch",
+                          "sizes": sizes(None, (1.0, 510.0), (1.5, 420.0))}]}
+    lines = serve._acceptance_lines(saved)
+    assert "| m | 16 | none | none | 128 | - | 1.00x (grid 24 / 24) | - | 5.33x (grid 128 / 24) |" in lines
+    assert any(line.startswith("(grid A / B): a side has no sustainable rate") for line in lines)
+    saved["entries"][2]["sizes"]["16"]["open_loop"] = [_run(1.0, 510.0)]  # held nothing, not even on the grid
+    assert "| m | 16 | none | none | 128 | - | - (grid 24 / none) | - | 5.33x (grid 128 / 24) |" in (
+        serve._acceptance_lines(saved))
 
 
 def test_the_first_seconds_of_a_recovery_show_when_it_came_back(tmp_path: Path,
