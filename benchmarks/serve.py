@@ -929,15 +929,17 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
     def cell(key: tuple[str, str, str, str]) -> str:
         return "-" if key not in rates else f"{rates[key]:g}" if rates[key] else "none"
 
-    def ratio(top: tuple[str, str, str, str], bottom: tuple[str, str, str, str]) -> str:
-        """Sustainable rates where both sides have one; else both sides' grid rates, named with them (a side with
-        no rate through the confirmation would otherwise leave the comparison out)."""
+    def ratio(top: tuple[str, str, str, str], bottom: tuple[str, str, str, str]) -> tuple[str, bool]:
+        """The cell and whether it compares grid rates: sustainable rates where both sides have one; else both
+        sides' grid rates, named with them (a side with no rate through the confirmation would otherwise leave the
+        comparison out)."""
         if rates.get(top) and rates.get(bottom):
-            return f"{rates[top] / rates[bottom]:.2f}x"
+            return f"{rates[top] / rates[bottom]:.2f}x", False
         if top not in rates or bottom not in rates or not (grid[top] or grid[bottom]):
-            return "-"  # a side not measured, or neither held even the grid's lowest rate
-        held = " / ".join(f"{grid[key]:g}" if grid.get(key) else "none" for key in (top, bottom))
-        return (f"{grid[top] / grid[bottom]:.2f}x" if grid.get(top) and grid.get(bottom) else "-") + f" (grid {held})"
+            return "-", False  # a side not measured, or neither held even the grid's lowest rate
+        held = " / ".join(f"{grid[key]:g}" if grid[key] else "none" for key in (top, bottom))
+        text = f"{grid[top] / grid[bottom]:.2f}x" if grid[top] and grid[bottom] else "-"
+        return f"{text} (grid {held})", True
 
     lines = ["", "Acceptance: sentences/s at the sustainable rate (the main table's), polyembed against Infinity per "
              "backend class and int8 against torch:", "",
@@ -949,9 +951,9 @@ def _acceptance_lines(saved: dict[str, Any]) -> list[str]:
         ours, theirs = ("polyembed", model, "torch", size), ("infinity", model, "torch", size)
         ours_q, theirs_q = ("polyembed", model, "onnx-int8", size), ("infinity", model, "optimum", size)
         ratios = [ratio(ours, theirs), ratio(ours_q, theirs_q), ratio(ours_q, ours)]
-        by_grid = by_grid or any("(grid " in text for text in ratios)
+        by_grid = by_grid or any(on_grid for _, on_grid in ratios)
         lines.append(f"| {model} | {size} | {cell(ours)} | {cell(theirs)} | {cell(ours_q)} | {cell(theirs_q)} | "
-                     f"{' | '.join(ratios)} |")
+                     f"{' | '.join(text for text, _ in ratios)} |")
     if not all(rates.values()):
         lines += ["", "none: no offered rate held the bound, in its 10 s on the grid or (where one did) in its "
                   "confirmation (the main table's 'grid' note names the rate that held on the grid)."]
