@@ -262,6 +262,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mine-embeddings-zero-rows", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
                                    "--source-embeddings", "{tmp}/good.npy", "--target-embeddings", "{tmp}/zeros.npy"],
      "zeros.npy: row 1 has all zeros"),
+    ("mine-embeddings-beyond-float32", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                        "--source-embeddings", "{tmp}/huge.npy", "--target-embeddings",
+                                        "{tmp}/good.npy"], "huge.npy: row 1 has NaN or infinite values"),
     ("mine-threshold-nan", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--threshold", "nan"],
      "--threshold: nan is out of range: expected a finite number"),
     ("mine-embeddings-zero-byte-npy", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
@@ -401,6 +404,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-call-overhead-tokens-negative", ["serve", "--call-overhead-tokens", "-1"], "--call-overhead-tokens"),
     ("serve-negative-shutdown-timeout", ["serve", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
     ("serve-access-log-with-a-value", ["serve", "--access-log=no"], "--access-log"),
+    ("serve-body-timeout-0", ["serve", "--body-timeout", "0"], "--body-timeout"),
+    ("serve-max-header-bytes-too-small", ["serve", "--max-header-bytes", "100"], "--max-header-bytes"),
+    ("serve-max-headers-0", ["serve", "--max-headers", "0"], "--max-headers"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),
     ("serve-backend-torch-on-an-export", ["serve", "-m", "{tmp}/onnx-export", "--backend", "torch"],
@@ -434,6 +440,45 @@ CASES: list[tuple[str, list[str], str]] = [
     ("demo-precision-unknown", ["demo", "--precision", "half", "--out", "{tmp}/d"],
      "--precision half: choose one of fp32, bf16, auto"),
     ("doctor-unknown-option", ["doctor", "--verbose"], "No such option: --verbose"),
+    # ---- outputs: nothing lost, nothing replaced (existing files, special files, links, a user's config.yaml)
+    ("distill-overwrite-user-config-yaml", [*DISTILL, "--output-dir", "{tmp}/proj", "--overwrite"],
+     "not a polyembed run folder (no .polyembed-run.json)"),
+    ("distill-output-dir-is-a-fifo", [*DISTILL, "--output-dir", "{tmp}/fifo"], "fifo: is a FIFO"),
+    ("distill-config-duplicate-key", ["train", "distill", "--config", "{tmp}/duplicate.yaml"],
+     "duplicate.yaml:3: output_dir: given twice (first at line 2)"),
+    ("distill-config-output-dir-nul", ["train", "distill", "--config", "{tmp}/nul.yaml"],
+     "nul.yaml:2: output_dir: 'runs/a\\x00b' holds a NUL character"),
+    ("encode-output-exists", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afile"], "afile: exists; pass --overwrite"),
+    ("encode-overwrite-a-user-file", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afile", "--overwrite"],
+     "polyembed did not write it"),
+    ("encode-output-is-a-fifo", ["encode", "{tmp}/good.txt", "-o", "{tmp}/fifo"], "fifo: is a FIFO"),
+    ("encode-output-is-a-link", ["encode", "{tmp}/good.txt", "-o", "{tmp}/afile-link"],
+     "afile-link: is a symbolic link"),
+    ("encode-output-is-a-link-loop", ["encode", "{tmp}/good.txt", "-o", "{tmp}/loop"], "loop: is a symbolic link"),
+    ("encode-shards-output-is-a-fifo", ["encode", "{tmp}/good.txt", "-o", "{tmp}/fifo", "--shard-size", "10"],
+     "fifo: is a FIFO"),
+    ("encode-shards-output-is-a-link-loop", ["encode", "{tmp}/good.txt", "-o", "{tmp}/loop", "--shard-size", "10"],
+     "loop: is a loop of symbolic links"),
+    ("encode-shards-user-manifest", ["encode", "{tmp}/good.txt", "-o", "{tmp}/user-shards", "--shard-size", "10"],
+     "user-shards/manifest.json: not a polyembed shard manifest"),
+    ("mine-output-exists", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/afile"],
+     "afile: exists; pass --overwrite"),
+    ("mine-overwrite-a-user-file", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/afile", "--overwrite"],
+     "polyembed did not write it"),
+    ("mine-output-is-a-fifo", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/fifo"], "is a FIFO"),
+    ("align-output-exists", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/afile"], "afile: exists; pass --overwrite"),
+    ("align-overwrite-a-user-file", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/afile", "--overwrite"],
+     "polyembed did not write it"),
+    ("align-output-is-a-fifo", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/fifo"], "is a FIFO"),
+    ("translate-output-exists", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/afile", "-m", "{tmp}/afolder"],
+     "afile: exists; pass --overwrite"),
+    ("translate-output-is-a-fifo", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/fifo", "-m",
+                                    "{tmp}/afolder"], "is a FIFO"),
+    ("eval-out-is-a-fifo", ["eval", "--tasks", "sts17", "--out", "{tmp}/fifo"], "fifo: is a FIFO"),
+    ("eval-out-is-a-link-loop", ["eval", "--tasks", "sts17", "--out", "{tmp}/loop"], "loop of symbolic links"),
+    ("export-output-is-a-fifo", ["export", "-o", "{tmp}/fifo"], "fifo: is a FIFO"),
+    ("prune-out-is-a-fifo", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/fifo"], "fifo: is a FIFO"),
+    ("demo-out-is-a-fifo", ["demo", "--out", "{tmp}/fifo"], "fifo: is a FIFO"),
     # ---- no command / unknown command
     ("unknown-command", ["frobnicate"], "frobnicate"),
 ]
@@ -475,12 +520,23 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "list.yaml").write_text("- de\n- fr\n")
     (tmp_path / "bad-date.yaml").write_text("seed: 1\nwhen: 2024-02-30\n")
     (tmp_path / "good-link.txt").symlink_to(tmp_path / "good.txt")
+    (tmp_path / "afile-link").symlink_to(tmp_path / "afile")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "proj" / "src").mkdir(parents=True)  # a user's project with a config.yaml of its own
+    (tmp_path / "proj" / "thesis.txt").write_text("thesis\n")
+    (tmp_path / "proj" / "config.yaml").write_text("port: 5432\n")
+    (tmp_path / "user-shards").mkdir()
+    (tmp_path / "user-shards" / "manifest.json").write_text("[1, 2]\n")
+    (tmp_path / "duplicate.yaml").write_text(f"seed: 1\noutput_dir: {tmp_path}/a\noutput_dir: {tmp_path}/b\n")
+    (tmp_path / "nul.yaml").write_text('seed: 1\noutput_dir: "runs/a\\0b"\n')
     (tmp_path / "onnx-export").mkdir()
     (tmp_path / "onnx-export" / "polyembed_onnx.json").write_text("{}\n")
     np.save(tmp_path / "good.npy", np.eye(2, 4, dtype=np.float32))
     np.save(tmp_path / "one.npy", np.ones((1, 4), dtype=np.float32))
     np.save(tmp_path / "nan.npy", np.array([[1, 0, 0, 0], [0, np.nan, 1, 0]], dtype=np.float32))
     np.save(tmp_path / "zeros.npy", np.zeros((2, 4), dtype=np.float32))
+    np.save(tmp_path / "huge.npy", np.array([[1e300, 0, 0, 0], [0, 1, 0, 0]], dtype=np.float64))
     (tmp_path / "empty.npy").write_bytes(b"")
     for name, damaged in (("shards", "shard-00000.npy"), ("shards-offsets", "shard-00000.offsets.npy"),
                           ("shards-ok", None)):  # `encode --shard-size` folders of good.txt, one file emptied
@@ -583,3 +639,30 @@ def test_the_installed_command_prints_one_error_line(workspace: dict[str, str], 
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_error_during_a_progress_bar_is_on_a_line_of_its_own(workspace: dict[str, str]) -> None:
+    """A line that fails mid-stream: the bar's line ends before the error line, which is the last one."""
+    bad = Path(workspace["tmp"]) / "bad-at-5.txt"
+    bad.write_bytes(b"one\ntwo\nthree\nfour\ncaf\xe9\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "polyembed", "encode", str(bad), "-m", "minilm-en", "--language", "en",
+         "--shard-size", "1", "-o", f"{workspace['tmp']}/s"],
+        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120,
+        cwd=workspace["tmp"])
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.rstrip("\n").split("\n")[-1]
+    assert last.startswith("error: ") and "bad-at-5.txt:5: not valid UTF-8" in last, result.stderr
+
+
+def test_numbers_beyond_float32_give_the_error_line_alone(workspace: dict[str, str]) -> None:
+    """No numpy warning before the error line: the row is named instead."""
+    tmp = workspace["tmp"]
+    result = subprocess.run(
+        [sys.executable, "-m", "polyembed", "mine", f"{tmp}/good.txt", f"{tmp}/good.txt", "-o", f"{tmp}/p.tsv",
+         "--source-embeddings", f"{tmp}/huge.npy", "--target-embeddings", f"{tmp}/good.npy"],
+        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120, cwd=tmp)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp}/huge.npy: row 1 has NaN or infinite values (an embedding without a direction cannot be "
+        "scored)"]

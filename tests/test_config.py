@@ -179,7 +179,8 @@ def test_ranges_and_choices_apply_to_yaml_and_flags_alike(tmp_path: Path) -> Non
     }
     for key, values in cases.items():
         for value in values:
-            path = write(tmp_path, f"seed: 1\n{key}: {value}\n")
+            first = "epochs: 1" if key == "seed" else "seed: 1"  # a key given twice is an error of its own
+            path = write(tmp_path, f"{first}\n{key}: {value}\n")
             with pytest.raises(DataError, match=rf"run\.yaml:2: {key}: {value} is out of range: expected a value"):
                 build_config(DistillConfig, path)
             with pytest.raises(PolyembedError, match=rf"^--{key.replace('_', '-')}: {value} is out of range"):
@@ -236,3 +237,13 @@ def test_a_list_of_floats_is_checked_item_by_item(tmp_path: Path) -> None:
         build_config(_Floats, write(tmp_path, "rates: [0.05, high]\n"))
     with pytest.raises(PolyembedError, match="rate: nan is out of range"):
         build_config(_Floats, None, {"rate": float("nan")})
+
+
+def test_a_key_given_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    """PyYAML keeps the last of two equal keys silently; a second output_dir further down must not win."""
+    path = write(tmp_path, "seed: 1\noutput_dir: runs/mine\nmax_steps: 3\noutput_dir: /home\n")
+    with pytest.raises(DataError, match=r"run\.yaml:4: output_dir: given twice \(first at line 2\)"):
+        build_config(DistillConfig, path, {})
+    nested = write(tmp_path, "seed: 1\nparallel_files:\n  - a\nlora:\n  r: 1\n  r: 2\n", name="nested.yaml")
+    with pytest.raises(DataError, match=r"nested\.yaml:6: r: given twice"):
+        build_config(DistillConfig, nested, {})

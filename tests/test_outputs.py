@@ -13,6 +13,7 @@ import pytest
 
 from polyembed.errors import PolyembedError
 from polyembed.outputs import (
+    FILES_RECORD,
     MANIFEST_FILE,
     STAGING_PREFIX,
     atomic_write,
@@ -20,6 +21,7 @@ from polyembed.outputs import (
     check_output_file,
     default_mode,
     publishing,
+    write_output_file,
 )
 
 
@@ -154,3 +156,93 @@ def test_atomic_dir_replaces_only_on_success_and_can_keep_a_finished_folder(tmp_
     with atomic_dir(target) as staging:
         (staging / "modules.json").write_text("v3")
     assert (target / "modules.json").read_text() == "v3" and target.stat().st_mode & 0o777 == default_mode(True)
+
+
+def _special_files(tmp_path: Path) -> list[Path]:
+    """A FIFO, and a character device like /dev/null where this process may make one (root)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    made = [fifo]
+    try:
+        os.mknod(tmp_path / "fakenull", 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+        made.append(tmp_path / "fakenull")
+    except PermissionError:
+        pass
+    return made
+
+
+def test_special_files_are_refused_as_outputs_and_never_replaced(tmp_path: Path) -> None:
+    for special in _special_files(tmp_path):
+        kind = "FIFO" if special.name == "fifo" else "character device"
+        with pytest.raises(PolyembedError, match=f"{special.name}: is a {kind}"):
+            check_output_file(special, "-o")
+        with pytest.raises(PolyembedError, match=f"{special.name}: is a {kind}"):
+            check_output_dir(special, "--out")
+        with pytest.raises(PolyembedError, match=f"is a {kind}"), atomic_write(special, "wb") as handle:
+            handle.write(b"x")
+        assert not special.is_file() and special.exists()  # still the special file, not a regular one
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp file left
+
+
+def test_symbolic_links_as_outputs(tmp_path: Path) -> None:
+    (tmp_path / "thesis.txt").write_text("thesis")
+    (tmp_path / "link.npy").symlink_to(tmp_path / "thesis.txt")
+    with pytest.raises(PolyembedError, match="link.npy: is a symbolic link"):
+        check_output_file(tmp_path / "link.npy", "-o")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(PolyembedError, match="loop: is a symbolic link"):
+        check_output_file(tmp_path / "loop", "-o")
+    with pytest.raises(PolyembedError, match="loop: is a loop of symbolic links"):
+        check_output_dir(tmp_path / "loop", "--out")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(PolyembedError, match="dangling: is a symbolic link to nothing"):
+        check_output_dir(tmp_path / "dangling", "--out")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "results").symlink_to(tmp_path / "elsewhere")  # a report folder on another disk is fine
+    assert check_output_dir(tmp_path / "results", "--out") == tmp_path / "results"
+    assert (tmp_path / "thesis.txt").read_text() == "thesis"
+
+
+def test_a_nul_character_in_a_path_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PolyembedError, match="cannot hold a NUL character"):
+        check_output_dir(f"{tmp_path}/a\0b", "--out")
+    with pytest.raises(PolyembedError, match="cannot hold a NUL character"):
+        check_output_file(f"{tmp_path}/a\0b.npy", "-o")
+
+
+def test_an_existing_file_is_replaced_only_with_overwrite_and_only_when_polyembed_wrote_it(tmp_path: Path) -> None:
+    thesis = tmp_path / "thesis.txt"
+    thesis.write_text("thesis")
+    with pytest.raises(PolyembedError, match="thesis.txt: exists; pass overwrite"):
+        check_output_file(thesis, "-o", overwrite=False)
+    with pytest.raises(PolyembedError, match="polyembed did not write it"):
+        check_output_file(thesis, "-o", overwrite=True)
+    vectors = tmp_path / "v.npy"
+    with write_output_file(vectors, "wb") as handle:
+        handle.write(b"vectors")
+    assert json.loads((tmp_path / FILES_RECORD).read_text())["files"].keys() == {"v.npy"}
+    with pytest.raises(PolyembedError, match="exists; pass overwrite"):
+        check_output_file(vectors, "-o", overwrite=False)
+    assert check_output_file(vectors, "-o", overwrite=True) == vectors  # polyembed's own, unchanged
+    vectors.write_bytes(b"the user's own bytes now")
+    with pytest.raises(PolyembedError, match="changed since"):
+        check_output_file(vectors, "-o", overwrite=True)
+    (tmp_path / FILES_RECORD).write_text("[1, 2]")  # a garbage record protects nothing, breaks nothing
+    with pytest.raises(PolyembedError, match="polyembed did not write it"):
+        check_output_file(vectors, "-o", overwrite=True)
+    assert thesis.read_text() == "thesis"
+
+
+def test_publishing_never_writes_through_a_symbolic_link_in_the_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.png").write_text("the user's picture")
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "plots").symlink_to(outside)
+    with pytest.raises(PolyembedError, match="plots is a symbolic link"), publishing(out) as staging:
+        (staging / "plots").mkdir()
+        (staging / "plots" / "a.png").write_text("polyembed's plot")
+        (staging / "results.json").write_text("{}")
+    assert (outside / "a.png").read_text() == "the user's picture"
+    assert not (out / "results.json").exists()

@@ -179,6 +179,8 @@ def encode_command(
     ray_address: Annotated[
         str | None, typer.Option(help="--backend ray: a running cluster ('auto', ray://host:10001); default local.")
     ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing .npy that polyembed wrote (never another "
+                                                 "file).")] = False,
 ) -> None:
     """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
     import numpy as np
@@ -186,7 +188,7 @@ def encode_command(
     from polyembed.data.io import read_lines
     from polyembed.languages import require_known_language
     from polyembed.models.encoding import encode_lines
-    from polyembed.outputs import atomic_write, check_output_file
+    from polyembed.outputs import check_output_file, write_output_file
 
     if shard_size is not None:
         from polyembed.config import build_config
@@ -203,14 +205,14 @@ def encode_command(
     for flag, value in (("--language-column", language_column), ("--text-column", text_column)):
         if value is not None:
             raise PolyembedError(f"{flag} reads a TSV into shards: give --shard-size too")
-    output = check_output_file(output, "--output", inputs=[input])
+    output = check_output_file(output, "--output", inputs=[input], overwrite=overwrite)
     if language is not None:
         language = require_known_language(language, "--language")
     sentences = read_lines(input)
     if not sentences:
         raise PolyembedError(f"{input}: no lines to encode (the file is empty)")
     vectors, languages = encode_lines(model, sentences, language, batch_size=batch_size, normalize=normalize)
-    with atomic_write(output, "wb") as handle:
+    with write_output_file(output, "wb") as handle:
         np.save(handle, vectors)
     summary = ", ".join(f"{lang}:{count}" for lang, count in sorted(languages.items()))
     typer.echo(f"encoded {len(sentences)} sentences ({summary}) -> {output} {vectors.shape}")

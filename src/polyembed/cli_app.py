@@ -3,6 +3,7 @@ shares. The command modules (`cli`, `cli_train`, `cli_tools`) register on them; 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -57,17 +58,31 @@ ModelOption = Annotated[str, typer.Option("--model", "-m", help="Built-in name, 
 """The model a command encodes with; every command that takes one spells it the same way."""
 
 
+def _end_progress_bars() -> None:
+    """Close the progress bars an error interrupted: a live bar leaves the cursor after its last '\r' frame,
+    and the error line would be glued to it. Closing a bar ends its line."""
+    tqdm_module = sys.modules.get("tqdm")
+    if tqdm_module is None:
+        return
+    for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
+        with contextlib.suppress(Exception):
+            bar.close()
+
+
 def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn polyembed errors into one clear line on stderr and exit code 2 (no traceback)."""
+    """Turn polyembed errors into one clear line on stderr and exit code 2 (no traceback), on a line of its
+    own."""
 
     @wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except PolyembedError as err:
+            _end_progress_bars()
             typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
             raise typer.Exit(2) from None
         except OSError as err:  # the machine, not the input: a full disk, a folder removed mid-run
+            _end_progress_bars()
             where = f" ({err.filename})" if err.filename else ""
             typer.secho(f"error: {err.strerror or err}{where}", fg=typer.colors.RED, err=True)
             raise typer.Exit(1) from None

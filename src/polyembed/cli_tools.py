@@ -74,6 +74,8 @@ def mine_command(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to encode on ('auto': the running one); default: local Ray.")
     ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing TSV that polyembed wrote (never another "
+                                                 "file).")] = False,
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
     from polyembed.config import build_config
@@ -84,7 +86,7 @@ def mine_command(
         "mode": mode, "threshold": threshold, "index": index, "batch_size": batch_size, "cache": cache,
         "workers": workers, "backend": backend, "ray_address": ray_address})
     result = mine_files(model, source, target, output, source_embeddings=source_embeddings,
-                        target_embeddings=target_embeddings, options=options)
+                        target_embeddings=target_embeddings, options=options, overwrite=overwrite)
     typer.echo(
         f"wrote {result.pairs} pairs to {result.output} ({result.source_sentences} x {result.target_sentences} "
         f"sentences, {result.index} index)"
@@ -112,7 +114,14 @@ def serve_command(
     max_request_tokens: Annotated[
         int, typer.Option(help="Most tokens in one request, all inputs together (more: 413).", min=1)
     ] = 65_536,
-    max_body_bytes: Annotated[int, typer.Option(help="Largest request body in bytes (more: 413).", min=1)] = 16 * 2**20,
+    max_body_bytes: Annotated[int, typer.Option(
+        help="Largest request body in bytes, counted as it arrives (more: 413).", min=1)] = 16 * 2**20,
+    body_timeout: Annotated[float, typer.Option(
+        help="Seconds a request's body may take to arrive after its headers (slower: 408, and its concurrency slot "
+        "is freed).", min=0.01, max=3600)] = 30.0,
+    max_header_bytes: Annotated[int, typer.Option(
+        help="Largest request head in bytes, request line and header fields (more: 431).", min=1024)] = 64 * 2**10,
+    max_headers: Annotated[int, typer.Option(help="Most header fields in one request (more: 431).", min=1)] = 100,
     max_concurrent_requests: Annotated[
         int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
     ] = 256,
@@ -145,17 +154,21 @@ def serve_command(
     from polyembed.config import build_config
     from polyembed.models.backends import load_with_backend
     from polyembed.serve import ServerLimits, create_app
+    from polyembed.serve.protocol import head_limited_protocol
 
     limits, _ = build_config(ServerLimits, None, {
         "max_inputs": max_inputs, "max_input_chars": max_input_chars, "max_batch_size": max_batch_size,
         "max_batch_tokens": max_batch_tokens, "call_overhead_tokens": call_overhead_tokens,
         "max_wait_ms": max_wait_ms, "max_request_tokens": max_request_tokens, "max_body_bytes": max_body_bytes,
         "max_concurrent_requests": max_concurrent_requests, "max_queue_seconds": max_queue_seconds,
-        "resume_queue_seconds": resume_queue_seconds, "queue_target_seconds": queue_target_seconds})
+        "resume_queue_seconds": resume_queue_seconds, "queue_target_seconds": queue_target_seconds,
+        "body_timeout_seconds": body_timeout, "max_header_bytes": max_header_bytes, "max_headers": max_headers})
     # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most
-    # shutdown_timeout s), then runs the app's shutdown
+    # shutdown_timeout s), then runs the app's shutdown. Its httptools protocol, with the request head capped as it
+    # arrives (httptools has no limit of its own).
     uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info",
-                access_log=access_log, timeout_graceful_shutdown=shutdown_timeout)
+                access_log=access_log, timeout_graceful_shutdown=shutdown_timeout,
+                http=head_limited_protocol(limits.max_header_bytes, limits.max_headers))
 
 
 def _modular_pipeline_command() -> Callable[..., None]:
@@ -197,18 +210,20 @@ def translate_command(
     batch_size: Annotated[int, typer.Option(min=1)] = 16,
     max_length: Annotated[int, typer.Option(help="Longest input and output, in tokens.", min=8)] = 256,
     num_beams: Annotated[int, typer.Option(help="Beam size (1: greedy).", min=1)] = 1,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing TSV that polyembed wrote (never another "
+                                                 "file).")] = False,
 ) -> None:
     """Machine-translate training text (the modular paper's data step): text -> bitext TSV, paraphrase TSV ->
     paraphrase TSV of the target language."""
     from polyembed.data.translate import load_translator, translate_file
     from polyembed.errors import PolyembedError
-    from polyembed.outputs import check_not_an_input
+    from polyembed.outputs import check_output_file
 
     if not source.is_file():
         raise PolyembedError(f"{source}: no such file")
     if not output.parent.is_dir():
         raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
-    check_not_an_input(output, [source], "--output")
+    output = check_output_file(output, "--output", inputs=[source], overwrite=overwrite)
     translator = load_translator(model, source_code, target_code, max_length, num_beams)
     result = translate_file(source, output, translator, cross_lingual=cross_lingual, batch_size=batch_size)
     typer.echo(f"wrote {result.rows} rows to {result.output} ({result.sentences} distinct sentences translated)")
@@ -231,22 +246,24 @@ def align_command(
     symmetrization: Annotated[str, typer.Option(help="eflomal: grow-diag-final-and, intersection, union, forward "
                                                 "or reverse.")] = "grow-diag-final-and",
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing file that polyembed wrote (never another "
+                                                 "file).")] = False,
 ) -> None:
     """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal)."""
     from polyembed.alignment import EmbeddingAligner, eflomal_align, format_links, read_sentence_pairs
     from polyembed.errors import PolyembedError
-    from polyembed.outputs import atomic_write, check_not_an_input
+    from polyembed.outputs import check_output_file, write_output_file
 
     if not output.parent.is_dir():
         raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
-    check_not_an_input(output, [source, target], "--output")
+    output = check_output_file(output, "--output", inputs=[source, target], overwrite=overwrite)
     pairs = read_sentence_pairs(source, target)
     if method == "eflomal":
         alignments = eflomal_align(pairs, symmetrization)  # type: ignore[arg-type]
     else:
         aligner = EmbeddingAligner(model, layer=layer, method=method, batch_size=batch_size)  # type: ignore[arg-type]
         alignments = aligner.align(pairs, show_progress=True)
-    with atomic_write(output) as handle:
+    with write_output_file(output) as handle:
         for alignment in alignments:
             links = alignment.links(threshold)
             handle.write(format_links(links, alignment.scores if scores else None) + "\n")

@@ -122,6 +122,20 @@ def _yaml_error(path: Path, text: str, err: Exception) -> DataError:
     return DataError(path, None, f"invalid YAML: {err}")
 
 
+def _refuse_duplicate_keys(path: Path, node: yaml.MappingNode) -> None:
+    """PyYAML keeps the last of two equal keys without a word: a second `output_dir:` further down would
+    silently win. Refuse it at its line, naming the first."""
+    first: dict[str, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key_node.start_mark.line + 1
+        if key_node.value in first:
+            raise DataError(path, line, f"{key_node.value}: given twice (first at line {first[key_node.value]}); "
+                                        "keep one")
+        first[key_node.value] = line
+
+
 def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
     """A YAML mapping with the line of each key and list item; decoding and YAML errors name their line."""
     path = Path(path).expanduser()
@@ -152,6 +166,7 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], ConfigOrigin]:
             continue
         seen.add(id(item))
         if isinstance(item, yaml.MappingNode):
+            _refuse_duplicate_keys(path, item)
             stack.extend(child for pair in item.value for child in pair)
         elif isinstance(item, yaml.SequenceNode):
             stack.extend(item.value)
@@ -253,6 +268,9 @@ def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
                 expected = f"a value {describe_range(bounds)}" if bounds else "a finite number"
                 raise origin.error(key, f"{reprlib.repr(value)} is out of range: expected {expected}") from None
             raise origin.error(key, f"expected {describe_type(hints[key])}, got {reprlib.repr(value)}") from None
+        texts = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(text, str) and "\0" in text for text in texts):  # no path or name can hold one
+            raise origin.error(key, f"{reprlib.repr(value)} holds a NUL character")
     if isinstance(config, Options):
         config.check(origin)
 

@@ -1,8 +1,8 @@
 """`polyembed doctor`: what a bug report needs to know about this installation, in one paste.
 
 Versions of polyembed and the packages it runs on (and where they disagree with polyembed's declared ranges
-or with each other), the data root and the cache folder in use, and which built-in models are prepared.
-Nothing here loads a model or touches the network.
+or with each other), the data root and the cache folder in use, and which built-in models are prepared (and
+whether a prepared copy still matches its checksums). Nothing here loads a model or touches the network.
 """
 
 from __future__ import annotations
@@ -10,8 +10,12 @@ from __future__ import annotations
 import platform
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from polyembed import environment
+
+if TYPE_CHECKING:
+    from polyembed.models.loading import BuiltinModel
 
 PACKAGES = ("torch", "transformers", "sentence-transformers", "peft", "faiss-cpu", "onnxruntime", "mteb",
             "datasets", "numpy")
@@ -41,23 +45,49 @@ def _version_row(name: str) -> str:
 
 
 def doctor_report() -> DoctorReport:
-    """Collect the report (fast: no model is loaded or converted)."""
+    """Collect the report (no model is loaded or converted; a converted model's files are checksummed, which
+    reads them once). A cache folder that cannot be used is a row and a problem, not an error: the report is
+    what a user needs most then."""
     from polyembed.data.root import data_root
     from polyembed.errors import PolyembedError
-    from polyembed.models.cache import cache_dir
+    from polyembed.models.cache import CacheDirError, cache_dir, cache_location
     from polyembed.models.loading import BUILTIN_MODELS
 
     rows = [("polyembed", environment.polyembed_version()),
             ("python", f"{platform.python_version()} ({sys.executable})"),
             ("platform", platform.platform())]
     rows += [(name, _version_row(name)) for name in PACKAGES]
+    problems = environment.problems(PACKAGES)
     try:
         root = str(data_root())
     except PolyembedError as err:
         root = f"not found ({err})"
     rows.append(("data root", root))
-    rows.append(("cache", str(cache_dir())))
+    try:
+        rows.append(("cache", str(cache_dir())))
+    except CacheDirError as err:
+        rows.append(("cache", f"{cache_location()[0]} (not usable: see the problem below)"))
+        problems.append(str(err))
     for name, info in BUILTIN_MODELS.items():
-        rows.append((f"model {name}", "prepared" if info.prepared() else
-                     f"not prepared (polyembed models prepare {name})"))
-    return DoctorReport(rows, environment.problems(PACKAGES))
+        rows.append((f"model {name}", _model_row(name, info, problems)))
+    return DoctorReport(rows, problems)
+
+
+def _model_row(name: str, info: BuiltinModel, problems: list[str]) -> str:
+    """'prepared', 'not prepared (...)' or what is wrong with the prepared copy (also added to `problems`)."""
+    from polyembed.errors import PolyembedError
+    from polyembed.models.cache import CacheDirError
+
+    repair = f"polyembed models prepare {name}"
+    try:
+        if not info.prepared():
+            return f"not prepared ({repair})"
+        damage = info.check() if info.check is not None else None
+    except CacheDirError:
+        return "unknown (the cache folder is not usable)"
+    except (PolyembedError, OSError) as err:
+        damage = str(err)
+    if damage is None:
+        return "prepared"
+    problems.append(f"model {name}: {damage}; run `{repair}` to convert it again")
+    return f"damaged ({repair})"

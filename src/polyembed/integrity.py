@@ -10,6 +10,9 @@ written, and the reader checks both before using it:
   lines are read anyway.
 - `source_identity`: path, size and mtime of an input file (the content hash is added by the reader).
 - `read_record`: a small JSON record, or None when it is missing or unreadable (an interrupted run).
+- `folder_entries` / `changed_entries` / `checksums_of`: a record of every file of a folder (checksum, size,
+  mtime), for a folder made once and read on every run (a converted model): size and mtime are compared on
+  each load (a stat, no read), the checksums by a full check.
 - `FolderLock`: one writer per output folder (`fcntl.flock` on a lock file), so two runs cannot interleave
   their shards; the second one is refused with the first one's process id.
 
@@ -103,6 +106,55 @@ def mismatched_files(folder: str | Path, checksums: dict[str, str]) -> list[str]
         except OSError:
             bad.append(name)
     return bad
+
+
+def folder_entries(folder: str | Path, exclude: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Every file below `folder` (POSIX names relative to it, `exclude` left out) -> its checksum, size and
+    mtime (ns): what `changed_entries` and `mismatched_files` compare against later."""
+    folder = Path(folder)
+    entries = {}
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_file() and name not in exclude:
+            stat = path.stat()
+            entries[name] = {"checksum": file_digest(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return entries
+
+
+def checksums_of(entries: dict[str, Any]) -> dict[str, str] | None:
+    """{name: checksum} of a `folder_entries` record read back, or None when it is not one (a hand-edited
+    or older record): the caller treats the folder as unverifiable."""
+    if not isinstance(entries, dict) or not entries:
+        return None
+    checksums = {}
+    for name, entry in entries.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("checksum"), str)):
+            return None
+        checksums[name] = entry["checksum"]
+    return checksums
+
+
+def changed_entries(folder: str | Path, entries: dict[str, Any], exclude: tuple[str, ...] = ()) -> list[str]:
+    """The cheap check, a stat per file: names of `entries` missing or of another size or mtime than recorded,
+    and files in `folder` the record does not list (`exclude` left out). A bit flipped without a write (the
+    mtime kept) passes: `mismatched_files` over `checksums_of(entries)` catches that."""
+    folder = Path(folder)
+    changed = []
+    for name, entry in entries.items():
+        try:
+            stat = (folder / name).stat()
+        except OSError:
+            changed.append(name)
+            continue
+        if not isinstance(entry, dict) or (entry.get("size"), entry.get("mtime_ns")) != (stat.st_size,
+                                                                                         stat.st_mtime_ns):
+            changed.append(name)
+    try:
+        present = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+    except OSError:
+        present = []
+    changed += sorted(name for name in present if name not in entries and name not in exclude)
+    return changed
 
 
 class FolderLock:

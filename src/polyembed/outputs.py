@@ -11,27 +11,83 @@ Three rules every command follows:
   manifest. Anything else in the folder (a user's notes, a training run) is never touched.
 - `check_output_file(..., inputs=...)` / `check_not_an_input` refuse an output that is one of the command's
   inputs (the same file through any path or link).
+- Only regular files are ever replaced: an output path that is a device, FIFO or socket is refused (renaming
+  over `/dev/null` would replace the system's), a single-file output that is a symbolic link is refused, and a
+  report never writes through a symbolic link inside its folder. An existing single-file output is replaced only
+  with `overwrite` and only when polyembed wrote it: `write_output_file` keeps each file's checksum in the
+  folder's `.polyembed-files.json`, and a file that is not there, or changed since, is the user's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import io
 import json
+import logging
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.integrity import ALGORITHM, file_digest, mismatched_files, read_record
+
+logger = logging.getLogger(__name__)
 
 MANIFEST_FILE = ".polyembed-outputs.json"
 """Files polyembed wrote into a report folder: only these are replaced or removed by the next report."""
+FILES_RECORD = ".polyembed-files.json"
+"""Single-file outputs (encode's .npy, mine's TSV, ...) polyembed wrote in a folder, with their checksums: what
+`--overwrite` may replace."""
 STAGING_PREFIX = ".polyembed-staging-"
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular, non-folder file is, in words (None for a regular file or a folder)."""
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as err:  # a name too long, a component that is a file (ENOTDIR)
+        if err.errno == errno.ENOTDIR:
+            return None
+        raise PolyembedError(f"{path}: cannot use it ({err.strerror})") from None
+
+
+def _check_path_text(path: str | Path, option: str) -> None:
+    if "\0" in str(path):
+        raise PolyembedError(f"{option} {str(path)!r}: a path cannot hold a NUL character")
+
+
+def refuse_special_file(path: Path, option: str) -> None:
+    """Refuse a device, FIFO or socket at `path` (followed through symbolic links): an atomic rename over it
+    would replace it with a regular file, and writing into it is not what an output means."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise PolyembedError(f"{option} {path}: is a loop of symbolic links") from None
+        if err.errno == errno.ENOTDIR:
+            return
+        raise PolyembedError(f"{option} {path}: cannot use it ({err.strerror})") from None
+    kind = _kind(info.st_mode)
+    if kind is not None:
+        raise PolyembedError(f"{option} {path}: is {kind}, not a regular file; polyembed writes regular files only")
 
 
 def default_mode(directory: bool = False) -> int:
@@ -64,8 +120,14 @@ def _check_can_create_in(folder: Path, option: str, target: Path) -> None:
 def check_output_dir(path: str | Path, option: str = "output folder") -> Path:
     """The absolute folder `path` if polyembed can create it or write in it; a clear error otherwise.
 
-    Nothing is created: the nearest existing folder on the way is probed instead."""
+    Nothing is created: the nearest existing folder on the way is probed instead. A symbolic link to a folder
+    is fine (results on another disk); one that points nowhere or loops is refused."""
+    _check_path_text(path, option)
     target = Path(path).expanduser().absolute()
+    refuse_special_file(target, option)
+    if _lstat(target) is not None and not target.exists():
+        raise PolyembedError(f"{option} {target}: is a symbolic link to nothing ({os.readlink(target)}); "
+                             "remove it or give another folder")
     if target.exists() and not target.is_dir():
         raise PolyembedError(f"{option} {target}: exists and is a file, not a folder")
     _check_can_create_in(_existing_ancestor(target), option, target)
@@ -73,17 +135,66 @@ def check_output_dir(path: str | Path, option: str = "output folder") -> Path:
 
 
 def check_output_file(path: str | Path, option: str = "output file",
-                      inputs: Iterable[str | Path | None] = ()) -> Path:
+                      inputs: Iterable[str | Path | None] = (), overwrite: bool | None = None) -> Path:
     """The absolute file `path` if it can be written (atomically, beside itself) and is none of the command's
-    `inputs`; a clear error otherwise."""
+    `inputs`; a clear error otherwise.
+
+    `overwrite`: None lets an existing file be replaced (for callers that keep their own rules); False refuses
+    one; True replaces it only when polyembed wrote it and it has not changed since (`FILES_RECORD`)."""
+    _check_path_text(path, option)
     target = Path(path).expanduser().absolute()
-    if target.is_dir():
-        raise PolyembedError(f"{option} {target}: is a folder; give a file name")
     if target.name in ("", ".", ".."):
         raise PolyembedError(f"{option} {target}: not a file name")
     check_not_an_input(target, inputs, option)
+    info = _lstat(target)
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise PolyembedError(f"{option} {target}: is a symbolic link (to {os.readlink(target)}); polyembed does not "
+                             "write through links: give the file's own path or a new name")
+    refuse_special_file(target, option)
+    if target.is_dir():
+        raise PolyembedError(f"{option} {target}: is a folder; give a file name")
+    if info is not None and overwrite is not None:
+        flag = argument("--overwrite")
+        if not overwrite:
+            raise PolyembedError(f"{option} {target}: exists; pass {flag} to replace it, or give a new name")
+        if not written_by_polyembed(target):
+            raise PolyembedError(
+                f"{option} {target}: exists and polyembed did not write it (no record in {FILES_RECORD}, or it "
+                f"changed since): refusing to replace it even with {flag}; delete it yourself or give a new name")
     _check_can_create_in(_existing_ancestor(target.parent), option, target)
     return target
+
+
+def _read_files_record(folder: Path) -> dict[str, str]:
+    try:
+        files = json.loads((folder / FILES_RECORD).read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {name: digest for name, digest in files.items() if isinstance(digest, str)} if isinstance(
+        files, dict) else {}
+
+
+def written_by_polyembed(path: Path) -> bool:
+    """Whether `path` is a single-file output polyembed wrote (its checksum is in the folder's record) and
+    nobody changed since."""
+    digest = _read_files_record(path.parent).get(path.name)
+    return digest is not None and path.is_file() and file_digest(path) == digest
+
+
+@contextlib.contextmanager
+def write_output_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
+    """`atomic_write` for a command's single-file output, recording its checksum in the folder's
+    `FILES_RECORD` so that a later `--overwrite` knows polyembed wrote it."""
+    path = Path(path)
+    with atomic_write(path, mode, encoding) as handle:
+        yield handle
+    files = _read_files_record(path.parent)
+    files[path.name] = file_digest(path)
+    try:
+        with atomic_write(path.parent / FILES_RECORD) as record:
+            record.write(json.dumps({"algorithm": ALGORITHM, "files": dict(sorted(files.items()))}, indent=1) + "\n")
+    except (OSError, PolyembedError) as err:  # the output itself is written; only --overwrite will not know it
+        logger.warning(f"{path}: written, but its record {FILES_RECORD} could not be ({err})")
 
 
 def check_not_an_input(target: str | Path, inputs: Iterable[str | Path | None], option: str) -> None:
@@ -119,12 +230,14 @@ def remove_created_dirs(created: list[Path]) -> None:
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
     """Write to a temp file in the same folder, then rename: readers never see half a file."""
     path = Path(path)
+    refuse_special_file(path, "cannot write")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
             yield handle
         os.chmod(tmp, default_mode())
+        refuse_special_file(path, "cannot write")  # it may have appeared while the file was written
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -196,13 +309,30 @@ def _read_manifest(out_dir: Path) -> list[str]:
     return [name for name in names if isinstance(name, str)]
 
 
+def _refuse_links_and_special_files(out_dir: Path, names: Iterable[str]) -> None:
+    """A file to write at `out_dir / name` must not pass through a symbolic link (it would land in whatever
+    the link points at, outside the folder) nor be a device, FIFO or socket."""
+    for name in names:
+        for blocker in (out_dir / name, *(out_dir / name).parents):
+            if blocker == out_dir:
+                break
+            info = _lstat(blocker)
+            if info is not None and stat.S_ISLNK(info.st_mode):
+                raise PolyembedError(f"cannot write {out_dir / name}: {blocker} is a symbolic link (to "
+                                     f"{os.readlink(blocker)}); polyembed does not write through links in its "
+                                     "output folder: remove the link")
+            if info is not None and _kind(info.st_mode) is not None:
+                raise PolyembedError(f"cannot write {out_dir / name}: {blocker} is {_kind(info.st_mode)}")
+
+
 def _publish(staging: Path, out_dir: Path, produced_by: dict[str, Any] | None = None) -> list[str]:
     """Move every file of `staging` to the same place in `out_dir` (each rename atomic), then remove the
     files the previous manifest lists that this report did not write, then write the new manifest (with
     `produced_by`: also what made the files and each file's checksum, for readers to verify)."""
     written = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
     checksums = {name: file_digest(staging / name) for name in written} if produced_by is not None else None
-    for name in written:  # check every target before the first move: no half-published report
+    _refuse_links_and_special_files(out_dir, written)  # every target before the first move
+    for name in written:
         for blocker in (out_dir / name, *(out_dir / name).parents):
             if blocker == out_dir:
                 break
@@ -239,6 +369,7 @@ def publishing(out_dir: str | Path, option: str = "--out", produced_by: dict[str
     every file, which `verify_published` checks.
     """
     out = check_output_dir(out_dir, option)
+    _refuse_links_and_special_files(out, _read_manifest(out))  # before the work: what the last report wrote
     created = make_dirs(out)
     remove_stale_staging(out)
     staging = make_temp_dir(out, f"{STAGING_PREFIX}{os.getpid()}-")

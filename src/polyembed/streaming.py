@@ -230,7 +230,12 @@ def _check_manifest(folder: Path, expected: dict[str, Any]) -> None:
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
-        raise DataError(path, None, f"not a polyembed shard manifest ({err})") from None
+        raise DataError(path, None, f"not a polyembed shard manifest ({err}); this folder holds other files: "
+                                    "give a new output folder") from None
+    if not isinstance(saved, dict) or not {"model", "shards"} <= saved.keys():
+        # someone else's manifest.json: the run would replace it
+        raise DataError(path, None, "not a polyembed shard manifest (no model and shards in it); this folder holds "
+                                    "other files: give a new output folder")
     for key, value in expected.items():
         if saved.get(key) != value:
             raise PolyembedError(

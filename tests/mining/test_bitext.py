@@ -27,7 +27,7 @@ def _mine(tmp_path, **options):
     return mine_files(
         "no-such-model",  # both sides come with embeddings: the model is never loaded
         tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "out.tsv",
-        source_embeddings=tmp_path / "src.npy", target_embeddings=tmp_path / "tgt.npy", **options,
+        source_embeddings=tmp_path / "src.npy", target_embeddings=tmp_path / "tgt.npy", overwrite=True, **options,
     )
 
 
@@ -253,3 +253,20 @@ def test_mine_options_offer_the_margins_and_modes_mining_knows() -> None:
         MineOptions(cache=True, workers=2)
     with pytest.raises(PolyembedError, match="^give options or k, not both"):
         mine_files("x", "a.txt", "b.txt", "o.tsv", options=MineOptions(), k=3)
+
+
+def test_mining_replaces_only_its_own_earlier_output(tmp_path) -> None:
+    """A second run onto the same TSV needs overwrite, and overwrite never replaces a file polyembed did not
+    write (or one changed since)."""
+    _pool(tmp_path)
+    _mine(tmp_path)
+    first = (tmp_path / "out.tsv").read_text()
+    with pytest.raises(PolyembedError, match="out.tsv: exists; pass overwrite"):
+        mine_files("no-such-model", tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "out.tsv",
+                   source_embeddings=tmp_path / "src.npy", target_embeddings=tmp_path / "tgt.npy")
+    _mine(tmp_path)  # overwrite=True: polyembed's own, unchanged file
+    assert (tmp_path / "out.tsv").read_text() == first
+    (tmp_path / "out.tsv").write_text("the user's edited pairs\n")
+    with pytest.raises(PolyembedError, match="polyembed did not write it"):
+        _mine(tmp_path)
+    assert (tmp_path / "out.tsv").read_text() == "the user's edited pairs\n"

@@ -70,3 +70,22 @@ def test_a_config_change_makes_a_new_export(tmp_path: Path) -> None:
     second = load_with_backend(str(folder), "onnx")
     assert first.path != second.path and second.max_seq_length == 16
     assert len(list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())) == 2
+
+
+def test_a_damaged_cached_export_is_made_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The cache's own export whose graph changed on disk (or whose record went missing) is exported again,
+    not served and not left as an error the user cannot fix."""
+    from polyembed.outputs import MANIFEST_FILE
+
+    folder = str(tiny_sentence_transformer(tmp_path / "tiny", seed=0))
+    reference = polyembed.encode(load_with_backend(folder, "onnx"), TRAINING_TEXTS[:8], normalize=True)
+    (export,) = list((tmp_path / "cache" / EXPORTS_FOLDER).iterdir())
+    graph = bytearray((export / FP32_FILE).read_bytes())
+    graph[len(graph) // 2 : len(graph) // 2 + 4096] = bytes(4096)
+    (export / FP32_FILE).write_bytes(bytes(graph))
+    again = load_with_backend(folder, "onnx")
+    assert "checksum mismatch" in caplog.text and "made again" in caplog.text
+    np.testing.assert_allclose(polyembed.encode(again, TRAINING_TEXTS[:8], normalize=True), reference, atol=1e-5)
+    (export / MANIFEST_FILE).write_text("{}")  # the record emptied: made again as well
+    assert load_with_backend(folder, "onnx-int8").graph_file == INT8_FILE
+    assert (export / MANIFEST_FILE).stat().st_size > 2

@@ -98,28 +98,31 @@ def test_encode_stands_in_for_a_teacher(tmp_path: Path, counting: CountingEncode
     assert store.encode(("two", "one")).shape == (2, counting.inner.dimension)  # any sequence
 
 
-def test_a_store_of_the_earlier_format_is_imported_once(tmp_path: Path, counting: CountingEncoder) -> None:
+def test_files_of_the_format_before_sqlite_are_ignored(tmp_path: Path, counting: CountingEncoder,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """`sentences.json` + `embeddings.npy` carry no checksums: never read, so never served (they used to be
+    imported and to replace checksummed rows); their sentences are encoded as if they were not there."""
+    caplog.set_level("INFO", logger="polyembed.models.embedding_cache")
     directory = tmp_path / "store"
     directory.mkdir()
     (directory / "sentences.json").write_text(json.dumps(["a", "b"]), encoding="utf-8")
     np.save(directory / "embeddings.npy", counting.inner.encode(["a", "b"]))
     store = EmbeddingStore(counting, directory)
-    assert len(store) == 2 and "a" in store
-    assert store.embed(["b", "c"], show_progress_bar=False).shape == (2, counting.inner.dimension)
-    assert counting.seen == ["c"] and not (directory / "sentences.json").exists()
-
-
-def test_files_of_different_length_are_ignored(tmp_path: Path, counting: CountingEncoder) -> None:
-    directory = tmp_path / "store"
-    directory.mkdir()
-    (directory / "sentences.json").write_text(json.dumps(["a", "b"]), encoding="utf-8")
-    np.save(directory / "embeddings.npy", np.ones((3, counting.inner.dimension), dtype=np.float32))
-    store = EmbeddingStore(counting, directory)
     assert len(store) == 0 and "a" not in store
-    vectors = store.embed(["a", "b"], show_progress_bar=False)
-    assert counting.seen == ["a", "b"]
-    np.testing.assert_array_equal(vectors, counting.inner.encode(["a", "b"]))
-    assert len(EmbeddingStore(counting, directory)) == 2
+    assert store.embed(["b", "c"], show_progress_bar=False).shape == (2, counting.inner.dimension)
+    assert counting.seen == ["b", "c"] and (directory / "sentences.json").exists()
+    assert "sentences.json" in caplog.text and "ignored" in caplog.text
+
+
+def test_planted_legacy_files_never_override_checksummed_rows(tmp_path: Path, counting: CountingEncoder) -> None:
+    """The probe: legacy files with other vectors for sentences the store holds; the store's rows win."""
+    directory = tmp_path / "store"
+    sentences, vectors = _filled(directory, counting.inner, n=4)
+    (directory / "sentences.json").write_text(json.dumps(sentences[::-1]), encoding="utf-8")
+    np.save(directory / "embeddings.npy", vectors)  # each sentence paired with another one's vector
+    store = EmbeddingStore(counting, directory)
+    np.testing.assert_array_equal(store.embed(sentences, show_progress_bar=False), vectors)
+    assert counting.seen == [] and store.encoded == 0
 
 
 def test_default_directory_is_under_cache_by_fingerprint(tmp_path: Path, counting: CountingEncoder) -> None:
@@ -242,3 +245,55 @@ def test_a_store_of_another_encoder_is_refused(tmp_path: Path) -> None:
     _filled(tmp_path / "store", HashingEncoder(name="model-a"), n=3)
     with pytest.raises(PolyembedError, match="holds the embeddings of encoder 'model-a'.*not of 'model-b'"):
         len(EmbeddingStore(HashingEncoder(name="model-b"), tmp_path / "store"))
+
+
+def test_a_folder_where_the_store_file_should_be_is_a_clear_error(tmp_path: Path, counting: CountingEncoder) -> None:
+    from polyembed.errors import PolyembedError
+
+    (tmp_path / "store" / STORE_FILE).mkdir(parents=True)
+    with pytest.raises(PolyembedError, match=rf"^{tmp_path / 'store' / STORE_FILE}: is a folder, not an "
+                                             "embedding store file"):
+        EmbeddingStore(counting, tmp_path / "store").embed(["x"], show_progress_bar=False)
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(PolyembedError, match=rf"^{tmp_path / 'file'}: cannot be the embedding store's folder \(a "
+                                             "file is in its place\)"):
+        EmbeddingStore(counting, tmp_path / "file").embed(["x"], show_progress_bar=False)
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    import subprocess
+
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_an_unwritable_store_is_a_clear_error(tmp_path: Path, counting: CountingEncoder) -> None:
+    """An immutable store file (`chattr +i`, which binds root too): one error naming the file and what to do,
+    not an sqlite3 traceback."""
+    import sqlite3
+
+    from polyembed.errors import PolyembedError
+
+    directory = tmp_path / "store"
+    sentences, _ = _filled(directory, counting.inner, n=3)
+    sqlite3.connect(directory / STORE_FILE).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    if not _chattr("+i", directory / STORE_FILE):
+        pytest.skip("chattr +i is not available here")
+    try:
+        store = EmbeddingStore(counting, directory)
+        with pytest.raises(PolyembedError, match=rf"^{directory / STORE_FILE}: cannot use the embedding store "
+                                                 r"\(attempt to write a readonly database\).*permissions"):
+            store.embed([*sentences, "something new"], show_progress_bar=False)
+        store.close()
+    finally:
+        _chattr("-i", directory / STORE_FILE)
+
+
+def test_a_cache_folder_that_is_a_file_names_polyembed_cache(tmp_path: Path, counting: CountingEncoder,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from polyembed.models.cache import CacheDirError
+
+    (tmp_path / "cache-file").write_text("x")
+    monkeypatch.setenv("POLYEMBED_CACHE", str(tmp_path / "cache-file"))
+    with pytest.raises(CacheDirError, match=rf"cache folder {tmp_path / 'cache-file'} \(POLYEMBED_CACHE=.*\): "
+                                            r"cannot use it \(it is a file, not a folder\)"):
+        EmbeddingStore(counting)

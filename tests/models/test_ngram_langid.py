@@ -142,3 +142,51 @@ def test_without_a_data_root_langid_answers_and_an_unknown_set_is_an_error(monke
     assert identify_languages(["Guten Morgen, wie geht es dir heute?"], ["de", "en", "ha"]) == ["de"]
     with pytest.raises(PolyembedError, match="bundle: the language identifier knows none of ha, yo"):
         identify_among(["Sannu"], ["ha", "yo"], "bundle")
+
+
+# ---- the cached identifier carries a checksum: a damaged copy is trained again, never a traceback
+
+
+@pytest.mark.parametrize("damage", ["truncated npz", "garbage npz", "garbage json", "npz missing", "json missing"])
+def test_a_damaged_cached_identifier_is_trained_again(tmp_path: Path, offline_cache: Path, damage: str,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    root = _tiny_root(tmp_path / "data")
+    _identifier_at.cache_clear()
+    try:
+        assert ngram_identifier(str(root)) is not None
+        (npz,) = (offline_cache / "langid").glob("ngram-*.npz")
+        description = npz.with_suffix(".json")
+        if damage == "truncated npz":
+            npz.write_bytes(npz.read_bytes()[: npz.stat().st_size // 2])
+        elif damage == "garbage npz":
+            npz.write_bytes(np.random.default_rng(0).bytes(npz.stat().st_size))
+        elif damage == "garbage json":
+            description.write_bytes(b"\x00\xff not json")
+        else:
+            (npz if damage == "npz missing" else description).unlink()
+        _identifier_at.cache_clear()
+        again = ngram_identifier(str(root))
+        assert again is not None and again.identify([HAUSA[3], SWAHILI[3]]) == ["ha", "sw"]
+        assert "the cached language identifier is not usable" in caplog.text
+        assert NgramIdentifier.load(npz.with_suffix("")).languages == ["en", "ha", "sw"]  # replaced, intact
+    finally:
+        _identifier_at.cache_clear()
+
+
+def test_load_refuses_what_its_record_does_not_vouch_for(tmp_path: Path) -> None:
+    import json
+
+    from polyembed.models.ngram_langid import CachedIdentifierError
+
+    _fitted().save(tmp_path / "lid")
+    npz, description = tmp_path / "lid.npz", tmp_path / "lid.json"
+    stored = json.loads(description.read_text())
+    assert stored["checksum"] and stored["algorithm"] == "blake2b"
+    data = bytearray(npz.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    npz.write_bytes(bytes(data))
+    with pytest.raises(CachedIdentifierError, match=rf"{npz}: checksum mismatch"):
+        NgramIdentifier.load(tmp_path / "lid")
+    description.write_text(json.dumps({**stored, "version": 1}))
+    with pytest.raises(CachedIdentifierError, match="of another version"):
+        NgramIdentifier.load(tmp_path / "lid")

@@ -304,3 +304,60 @@ def test_a_changed_export_file_is_refused_on_load(exported, tmp_path) -> None:
     (copy / "tokenizer_config.json").write_text("{}")
     with pytest.raises(PolyembedError, match="tokenizer_config.json: checksum mismatch"):
         OnnxEncoder(copy, FP32_FILE)
+
+
+# ---- a missing or incomplete checksum record is an error, not a skipped check
+
+
+def _visible_copy(folder: Path, copy: Path) -> Path:
+    """What `cp -r folder/* copy/` makes: every file but the hidden ones (the manifest among them)."""
+    import shutil
+
+    shutil.copytree(folder, copy, ignore=lambda _, names: [n for n in names if n.startswith(".")])
+    return copy
+
+
+def test_an_export_copied_without_its_hidden_record_is_refused(exported, tmp_path) -> None:
+    """The probe: `cp -r exp/* exp2/` and a zeroed stretch of the graph loaded with exit 0 and wrong vectors,
+    because no manifest meant no check. Now no manifest is an error naming the folder and the fix."""
+    from polyembed.models.backends import load_with_backend
+    from polyembed.models.onnx_export import ExportIntegrityError
+    from polyembed.outputs import MANIFEST_FILE
+
+    _, folder = exported
+    copy = _visible_copy(folder, tmp_path / "copy")
+    assert not (copy / MANIFEST_FILE).exists()
+    graph = bytearray((copy / INT8_FILE).read_bytes())
+    graph[len(graph) // 2 : len(graph) // 2 + 4096] = bytes(4096)
+    (copy / INT8_FILE).write_bytes(bytes(graph))
+    message = rf"^{copy}: no checksum record \({MANIFEST_FILE}, a hidden file\).*cp -r {copy} NEW.*export it again"
+    with pytest.raises(ExportIntegrityError, match=message):
+        polyembed.load_model(str(copy))
+    with pytest.raises(ExportIntegrityError, match=message):
+        load_with_backend(str(copy), "onnx")  # the fp32 graph is intact, and still no record: refused
+    (copy / MANIFEST_FILE).write_text('{"files": ["onnx/model.onnx"]}')  # a manifest of a report: no checksums
+    with pytest.raises(ExportIntegrityError, match="no checksum record"):
+        OnnxEncoder(copy, FP32_FILE)
+
+
+def test_a_graph_or_tokenizer_file_the_record_does_not_list_is_refused(exported, tmp_path) -> None:
+    """A file the loader would read that the record does not list: a graph planted under the old layout's name
+    (checked against the bytes recorded for the new one) or a tokenizer file placed beside the export's own."""
+    import shutil
+
+    from polyembed.models.onnx_export import ExportIntegrityError
+
+    _, folder = exported
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    (copy / INT8_FILE).rename(copy / "model.int8.onnx")  # the old layout's name: the same bytes load
+    assert OnnxEncoder(copy).graph_file == "model.int8.onnx"
+    (copy / "model.int8.onnx").write_bytes(b"\0" * 1024)
+    with pytest.raises(ExportIntegrityError, match=r"model.int8.onnx: checksum mismatch.*export .* again"):
+        OnnxEncoder(copy)
+    (copy / "added_tokens.json").write_text('{"hello": 5}')
+    with pytest.raises(ExportIntegrityError, match=r"added_tokens.json: not listed in the export's checksum record"):
+        OnnxEncoder(copy, FP32_FILE)
+    (copy / "added_tokens.json").unlink()
+    (copy / "notes.txt").write_text("a user's own notes")  # not read by the loader: allowed
+    OnnxEncoder(copy, FP32_FILE)

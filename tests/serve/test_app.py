@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import base64
-import contextlib
-import os
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,6 +15,7 @@ from polyembed.errors import PolyembedError
 from polyembed.serve import ServerLimits, create_app
 from tests.helpers import TRAINING_TEXTS, tiny_sentence_transformer
 from tests.serve.doubles import SlowEncoder
+from tests.serve.servers import serving
 
 
 @pytest.fixture()
@@ -135,45 +131,11 @@ def test_limits_are_checked() -> None:
         ServerLimits(max_wait_ms=-1)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def _serving(folder, *options: str):
-    """`polyembed serve` on a free loopback port, started and waited for; yields (process, base URL)."""
-    import httpx
-
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "polyembed", "serve", "-m", str(folder), "--port", str(port), *options],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {server.stderr.read().decode()[-2000:]}")
-            time.sleep(0.5)
-        yield server, f"http://127.0.0.1:{port}"
-    finally:
-        if server.poll() is None:
-            server.terminate()
-        server.wait(timeout=30)
-
-
 def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
     """The real command: uvicorn on 127.0.0.1, one health check and one embedding request, then stopped."""
     import httpx
 
-    with _serving(tiny_folder) as (server, url):
+    with serving(tiny_folder) as (server, url):
         assert httpx.get(f"{url}/health", timeout=2).json()["status"] == "ok"
         reply = httpx.post(f"{url}/v1/embeddings", json={"input": "hello"}, timeout=30)
         assert reply.status_code == 200 and len(reply.json()["data"][0]["embedding"]) == 32
@@ -183,7 +145,7 @@ def test_polyembed_serve_answers_on_loopback(tiny_folder) -> None:
 def test_no_access_log_serves_without_a_line_per_request(tiny_folder) -> None:
     import httpx
 
-    with _serving(tiny_folder, "--no-access-log") as (server, url):
+    with serving(tiny_folder, "--no-access-log") as (server, url):
         assert httpx.post(f"{url}/v1/embeddings", json={"input": "hello"}, timeout=30).status_code == 200
     assert "Application startup complete" in server.stderr.read().decode()
     assert "POST /v1/embeddings" not in server.stdout.read().decode()  # where uvicorn writes its access log
@@ -198,7 +160,7 @@ def test_over_a_real_socket_a_gone_client_is_cancelled_and_sigterm_lets_accepted
 
     import httpx
 
-    with _serving(tiny_folder, "--max-wait-ms", "1500", "--shutdown-timeout", "20") as (server, url):
+    with serving(tiny_folder, "--max-wait-ms", "1500", "--shutdown-timeout", "20") as (server, url):
         with pytest.raises(httpx.ReadTimeout):  # hangs up after 0.3 s, while its job waits in the queue
             httpx.post(f"{url}/v1/embeddings", json={"input": "gone"}, timeout=0.3)
         time.sleep(2.0)

@@ -25,7 +25,7 @@ from typing import Any
 from polyembed.data.io import read_lines
 from polyembed.data.paraphrases import read_paraphrase_file
 from polyembed.errors import DataError, PolyembedError, argument
-from polyembed.outputs import atomic_write
+from polyembed.outputs import write_output_file
 
 
 @dataclass
@@ -112,7 +112,7 @@ def translate_file(
         rows = [row for a, b in pairs for row in ((translated[a], b), (translated[b], a))]
     else:
         rows = [(translated[a], translated[b]) for a, b in pairs]
-    with atomic_write(output) as handle:
+    with write_output_file(output) as handle:
         for first, second in rows:
             handle.write(f"{_one_line(first)}\t{_one_line(second)}\n")
     return TranslationResult(output, len(rows), len(distinct))

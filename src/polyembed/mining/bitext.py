@@ -20,7 +20,7 @@ from polyembed.errors import PolyembedError, argument
 from polyembed.languages import normalize_language, require_known_language
 from polyembed.mining.margin import MinedPair, mine
 from polyembed.models.encoder import SentenceEncoder
-from polyembed.outputs import atomic_write, check_output_file
+from polyembed.outputs import check_output_file, write_output_file
 
 EXACT_SEARCH_LIMIT = 100_000
 """Pools up to this size get the exact flat index ('auto'); larger ones an IVF index."""
@@ -108,7 +108,8 @@ def _embeddings(
             f"{path}: {matrix.shape[0] if matrix.ndim else 0} rows of shape {matrix.shape} for {len(sentences)} "
             "sentences; the matrix needs one row per line of its text file"
         )
-    vectors = np.asarray(matrix, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # a float64 value past float32's range: check_rows names it
+        vectors = np.asarray(matrix, dtype=np.float32)
     check_rows(vectors, str(path))
     return vectors
 
@@ -172,6 +173,7 @@ def mine_files(
     source_embeddings: str | Path | None = None,
     target_embeddings: str | Path | None = None,
     options: MineOptions | None = None,
+    overwrite: bool = False,
     **settings: Any,
 ) -> MiningResult:
     """Mine `source` x `target` (one sentence per line) into a TSV of `score<TAB>source<TAB>target`, best first.
@@ -190,7 +192,7 @@ def mine_files(
     k, margin, mode, threshold, index = options.k, options.margin, options.mode, options.threshold, options.index
     batch_size, workers = options.batch_size, options.workers
     output = check_output_file(output, argument("--output"),
-                               inputs=[source, target, source_embeddings, target_embeddings])
+                               inputs=[source, target, source_embeddings, target_embeddings], overwrite=overwrite)
     languages = [normalize_language(options.source_language), normalize_language(options.target_language)]
     stream = None
     if workers > 1 or options.backend == "ray":
@@ -238,7 +240,7 @@ def mine_files(
         )
     except (RuntimeError, ValueError) as err:  # faiss refuses a factory string or finds too few neighbours
         raise PolyembedError(f"{argument('--index')} {index}: {err}") from None
-    with atomic_write(output) as handle:  # a tab inside a sentence would shift the columns: written as a space
+    with write_output_file(output) as handle:  # a tab inside a sentence would shift the columns: written as a space
         for pair in pairs:
             src, tgt = (text.replace("\t", " ") for text in (source_lines[pair.source], target_lines[pair.target]))
             handle.write(f"{pair.score:.6f}\t{src}\t{tgt}\n")

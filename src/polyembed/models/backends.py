@@ -4,12 +4,14 @@ export.
 Why: serving and bulk encoding on CPUs are faster on the int8 export at nearly the same scores
 (docs/benchmarks.md, export), but users should not have to run `polyembed export` and juggle two folders. A
 torch model asked for with an ONNX backend is exported once into the cache (keyed by the model's fingerprint:
-name and weight files, and the export's recipe version) and reused by every later call.
+name and weight files, and the export's recipe version) and reused by every later call; a cached export that
+fails its checksums is made again.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +33,7 @@ EXPORTS_FOLDER = "onnx-exports"
 def load_with_backend(model: str, backend: str = "auto", option: str = "--backend") -> SentenceEncoder:
     """`model` (name, folder or export) on `backend` (one of BACKENDS)."""
     from polyembed.models.loading import load_model
-    from polyembed.models.onnx_export import export_folder, is_onnx_export, load_onnx
+    from polyembed.models.onnx_export import ExportIntegrityError, export_folder, is_onnx_export, load_onnx
 
     if backend not in BACKENDS:
         raise PolyembedError(f"{argument(option, 'backend')} '{backend}': expected one of {', '.join(BACKENDS)}")
@@ -46,7 +48,13 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
     encoder = load_model(model)
     if backend in ("auto", "torch"):
         return encoder
-    graph = _graph_of(_cached_export(encoder, model), backend, model, option)
+    folder = _cached_export(encoder, model)
+    try:
+        graph = _graph_of(folder, backend, model, option)
+    except ExportIntegrityError as err:  # the cache's own copy, damaged or cut short: made again, once
+        logger.warning("%s; the cache's export of %s is made again", err, model)
+        shutil.rmtree(folder, ignore_errors=True)
+        graph = _graph_of(_cached_export(encoder, model), backend, model, option)
     logger.info("serving %s on %s (%s)", model, graph.runtime, graph.graph_file)
     return graph
 

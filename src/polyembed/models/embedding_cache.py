@@ -7,15 +7,16 @@ text, plus the language for language-routed models (the same text may embed diff
 
 Storage is one SQLite file per encoder (`<cache>/embeddings/<fingerprint>/store.sqlite`): lookups and inserts
 are transactions, so additions cost only the new rows, a killed process never leaves a half-written store, and
-several processes may share it. A store written by earlier polyembed versions (`sentences.json` +
-`embeddings.npy`) is imported on first use.
+several processes may share it. Files of the format before SQLite (`sentences.json` + `embeddings.npy`) are
+ignored (and logged): they carry no checksums, so nothing says their vectors belong to their sentences, and
+imported rows would replace checksummed ones; their sentences are encoded again.
 
 Integrity (issue 32): every row carries a BLAKE2b checksum of its key and vector bytes, checked on each read;
 a row whose bytes changed on disk (SQLite's own integrity check does not look inside blobs) is encoded again,
 replaced and logged, never served. Rows of stores from before checksums are encoded again once the same way.
 A `meta` table records the encoder (name and fingerprint) the store belongs to; opening it for another
-encoder is refused. A file SQLite cannot read (truncated, overwritten) is a one-line error naming the store
-and how to rebuild it.
+encoder is refused. A file SQLite cannot read (truncated, overwritten), cannot open (a folder in its place)
+or cannot write (read-only, immutable) is a one-line error naming the store and what to do.
 
 `EmbeddingStore` has the SentenceEncoder interface, so it stands in for its encoder anywhere: as a teacher in
 sentence-transformers evaluators, in `polyembed.evaluate(..., cache=True)` and in `polyembed mine --cache`.
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -42,7 +42,13 @@ from polyembed.models.loading import as_encoder
 
 logger = logging.getLogger(__name__)
 
+class StoreError(PolyembedError):
+    """The store file cannot be read, opened or written: the message names it and what to do."""
+
+
 STORE_FILE = "store.sqlite"
+LEGACY_FILES = ("sentences.json", "embeddings.npy")
+"""The store format before SQLite (no checksums): never read."""
 STORE_FORMAT = "2"
 """2: a checksum per row and the `meta` table."""
 _LOOKUP_CHUNK = 500  # SQLite's host-parameter limit is 999 on older builds
@@ -94,22 +100,40 @@ class EmbeddingStore(WrappedEncoder):
 
     @contextlib.contextmanager
     def _readable(self) -> Iterator[None]:
-        """SQLite's "file is not a database" / "database disk image is malformed" as a one-line error that
-        says how to rebuild the store (it is a cache: deleting it loses only time)."""
+        """SQLite's errors as one line naming the store and what to do: "file is not a database" / "database
+        disk image is malformed" say how to rebuild it (it is a cache: deleting it loses only time); "unable to
+        open" / "readonly database" (a folder in its place, a read-only or immutable file or folder) say what
+        is in the way."""
         try:
             yield
-        except sqlite3.OperationalError:
-            raise
+        except sqlite3.OperationalError as err:
+            if self.file.is_dir():
+                raise StoreError(f"{self.file}: is a folder, not an embedding store file; remove it or give "
+                                 "another store folder") from None
+            if "locked" in str(err):
+                raise StoreError(f"{self.file}: another process kept the embedding store locked ({err}); run "
+                                 "again when it is done, or give another store folder") from None
+            raise StoreError(
+                f"{self.file}: cannot use the embedding store ({err}); it needs to be a writable file in a "
+                f"writable folder: fix the permissions of {self.directory} and its files, or give another "
+                "store folder"
+            ) from None
         except sqlite3.DatabaseError as err:
-            raise PolyembedError(
+            raise StoreError(
                 f"{self.file}: not a readable embedding store ({err}); it is only a cache: delete the folder "
                 f"{self.directory} and run again to rebuild it"
             ) from None
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.file, timeout=60)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                why = "a file is in its place" if self.directory.is_file() else err.strerror
+                raise StoreError(f"{self.directory}: cannot be the embedding store's folder ({why}); give a "
+                                 "folder polyembed can create or write in") from None
+            with self._readable():
+                connection = sqlite3.connect(self.file, timeout=60)
             try:
                 with self._readable():
                     self._prepare(connection)
@@ -117,8 +141,7 @@ class EmbeddingStore(WrappedEncoder):
                 connection.close()
                 raise
             self._connection = connection
-            with self._readable():
-                self._import_legacy_files()
+            self._log_legacy_files()
         return self._connection
 
     def _prepare(self, connection: sqlite3.Connection) -> None:
@@ -143,21 +166,14 @@ class EmbeddingStore(WrappedEncoder):
             connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                 ("format", STORE_FORMAT), ("encoder", str(self.name)), ("fingerprint", fingerprint)])
 
-    def _import_legacy_files(self) -> None:
-        """Rows of the earlier `sentences.json` + `embeddings.npy` format (ignored when their lengths differ:
-        an interrupted write)."""
-        sentences_file, vectors_file = self.directory / "sentences.json", self.directory / "embeddings.npy"
-        if not (sentences_file.is_file() and vectors_file.is_file()):
-            return
-        try:
-            sentences = json.loads(sentences_file.read_text(encoding="utf-8"))
-            vectors = np.load(vectors_file).astype(np.float32)
-        except (OSError, ValueError):
-            sentences, vectors = [], np.zeros((1, 0))
-        if len(sentences) == len(vectors):
-            self._insert("", sentences, vectors)
-        sentences_file.unlink()
-        vectors_file.unlink()
+    def _log_legacy_files(self) -> None:
+        """Note files of the format before SQLite, which are never read: without checksums nothing ties their
+        vectors to their sentences, and importing them used to replace checksummed rows with planted ones."""
+        legacy = [self.directory / name for name in LEGACY_FILES if (self.directory / name).exists()]
+        if legacy:
+            logger.info("%s: ignored (a store format without checksums; its sentences are encoded again); "
+                        "delete %s to silence this", ", ".join(map(str, legacy)),
+                        "them" if len(legacy) > 1 else "it")
 
     def _key(self, language: str | None) -> str:
         return (language or "") if self.routes_by_language else ""

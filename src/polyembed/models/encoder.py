@@ -143,8 +143,10 @@ class SentenceEncoder(ABC):
         model), or None. A model that does not route encodes everything in one call and ignores the codes,
         after checking them (a typo must fail here, not later on a routed model). `normalize` L2-normalises.
         """
+        from polyembed.models.clipping import clip_texts
+
         single = isinstance(sentences, str)
-        texts = [sentences] if single else list(sentences)
+        texts = clip_texts([sentences] if single else list(sentences), self.tokenizer, self.max_seq_length)
         if batch_size < 1:
             raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
         routes = self._routes(texts, language)

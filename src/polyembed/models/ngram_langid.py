@@ -3,9 +3,10 @@
 langid.py knows 97 languages and none of Hausa, Igbo or Yoruba; the offline identifiers on PyPI miss others
 (docs/benchmarks.md, "Language identification"). This one is a multinomial naive Bayes over hashed character
 1-3-grams (word-bounded, as fastText and langid.py use sub-word n-grams), trained once per data root on the
-training rows of every set that names its language (`TRAINING_SOURCES`) and stored in the cache. Held-out rows
-of the same sets measure it (`benchmarks/language_id.py`); nothing is shipped inside the package, so the non-
-commercial MAFAND-MT text never leaves the user's machine.
+training rows of every set that names its language (`TRAINING_SOURCES`) and stored in the cache with a
+checksum: a damaged cached copy is trained again, never used. Held-out rows of the same sets measure it
+(`benchmarks/language_id.py`); nothing is shipped inside the package, so the non-commercial MAFAND-MT text
+never leaves the user's machine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,13 +34,15 @@ from polyembed.data.readers.parallel import (
 )
 from polyembed.data.registry import TATOEBA_LANGUAGES
 from polyembed.errors import PolyembedError
+from polyembed.integrity import ALGORITHM, file_digest, read_record
 from polyembed.languages import normalize_language
 from polyembed.models.cache import cache_dir
 from polyembed.outputs import atomic_write
 
 logger = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
+"""2: the description records the checksum of the .npz (a cache of version 1 is trained again)."""
 N_FEATURES = 2**18
 NGRAMS = (1, 3)
 HELD_OUT_EVERY = 4
@@ -212,20 +216,48 @@ class NgramIdentifier:
         return [codes[i] for i in scores.argmax(axis=1)]
 
     def save(self, path: Path) -> None:
-        """One .npz (float16 log-probabilities) and its .json description, each written atomically."""
-        with atomic_write(path.with_suffix(".npz"), "wb") as handle:
+        """One .npz (float16 log-probabilities), then its .json description with the .npz's checksum, each
+        written atomically: the description comes last and vouches for the .npz (`load` checks it)."""
+        npz = path.with_suffix(".npz")
+        with atomic_write(npz, "wb") as handle:
             np.savez_compressed(handle, log_probabilities=self.log_probabilities.astype(np.float16))
         description = {"version": VERSION, "languages": self.languages, "sources": self.sources,
-                       "n_features": N_FEATURES, "ngrams": list(NGRAMS)}
+                       "n_features": N_FEATURES, "ngrams": list(NGRAMS), "algorithm": ALGORITHM,
+                       "checksum": file_digest(npz)}
         with atomic_write(path.with_suffix(".json")) as handle:
             handle.write(json.dumps(description, indent=1))
 
     @classmethod
     def load(cls, path: Path) -> NgramIdentifier:
-        description = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        with np.load(path.with_suffix(".npz")) as stored:
-            log_probabilities = stored["log_probabilities"].astype(np.float32)
-        return cls(description["languages"], log_probabilities, description["sources"])
+        """The identifier `save` wrote at `path`; `CachedIdentifierError` when the description is missing,
+        unreadable or of another version, or the .npz is not the one it describes (truncated, overwritten)."""
+        npz = path.with_suffix(".npz")
+        description = read_record(path.with_suffix(".json"))
+        if description is None or description.get("version") != VERSION:
+            raise CachedIdentifierError(f"{path.with_suffix('.json')}: missing, unreadable or of another version")
+        languages, sources = description.get("languages"), description.get("sources")
+        if not (isinstance(languages, list) and languages and all(isinstance(c, str) for c in languages)
+                and isinstance(sources, dict)):
+            raise CachedIdentifierError(f"{path.with_suffix('.json')}: no list of languages and sources")
+        try:
+            intact = file_digest(npz) == description.get("checksum")
+        except OSError as err:
+            raise CachedIdentifierError(f"{npz}: cannot be read ({err.strerror})") from None
+        if not intact:
+            raise CachedIdentifierError(f"{npz}: checksum mismatch (changed or cut short since it was written)")
+        try:
+            with np.load(npz) as stored:
+                log_probabilities = stored["log_probabilities"].astype(np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            raise CachedIdentifierError(f"{npz}: not readable ({err})") from None
+        if log_probabilities.shape != (len(languages), N_FEATURES):
+            raise CachedIdentifierError(f"{npz}: shape {log_probabilities.shape}, expected "
+                                        f"({len(languages)}, {N_FEATURES})")
+        return cls(languages, log_probabilities, sources)
+
+
+class CachedIdentifierError(PolyembedError):
+    """A cached identifier cannot be used (missing part, damaged, another version): it is trained again."""
 
 
 def _cache_path(root: Path) -> Path:
@@ -250,9 +282,13 @@ def ngram_identifier(root: str | None = None) -> NgramIdentifier | None:
 
 @lru_cache(maxsize=4)
 def _identifier_at(path: Path, resolved: Path) -> NgramIdentifier:
-    """Loaded or trained once per process for each (cache file, data root)."""
-    if path.with_suffix(".json").is_file() and path.with_suffix(".npz").is_file():
-        return NgramIdentifier.load(path)
+    """Loaded or trained once per process for each (cache file, data root); a cached one that fails its check
+    (garbage, truncated, a part missing) is trained again and replaced, which costs only time."""
+    if path.with_suffix(".json").exists() or path.with_suffix(".npz").exists():
+        try:
+            return NgramIdentifier.load(path)
+        except CachedIdentifierError as err:
+            logger.warning("the cached language identifier is not usable (%s); training it again", err)
     logger.info("training the n-gram language identifier on %s (once; cached in %s)", resolved, path.parent)
     identifier = NgramIdentifier.fit(training_text(resolved))
     try:

@@ -13,9 +13,10 @@ The folder has sentence-transformers' layout for its ONNX and OpenVINO backends:
 tokenizer files (without its torch weights), `onnx/model.onnx` (fp32, optimised), `onnx/model_qint8.onnx`,
 with `openvino=True` also `openvino/openvino_model.xml` and `openvino/openvino_model_qint8.xml` (OpenVINO IR of
 the two graphs), plus `polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each
-file's checksum, checked when the export is loaded). `load_model(folder)` gives an `OnnxEncoder` on the int8
-graph, `load_model(folder / "onnx/model.onnx")` on the fp32 one, a `.xml` file runs on OpenVINO. Exports made
-before 2026-11-26 (graphs at the top, `model.int8.onnx`) still load.
+file's checksum, checked when the export is loaded: `verify_export`; a folder without it does not load).
+`load_model(folder)` gives an `OnnxEncoder` on the int8 graph, `load_model(folder / "onnx/model.onnx")` on the
+fp32 one, a `.xml` file runs on OpenVINO. Exports of the layout before 2026-11-26 (graphs at the top,
+`model.int8.onnx`) still load; those from before 2026-11-24 have no checksums and must be exported again.
 """
 
 from __future__ import annotations
@@ -330,9 +331,7 @@ class OnnxEncoder(SentenceEncoder):
             raise PolyembedError(f"{graph_path}: missing (export again with `polyembed export`)")
         if graph_path.suffix == ".xml":
             runtime = "openvino"  # IR: only OpenVINO reads it
-        from polyembed.outputs import verify_published
-
-        verify_published(folder, _files_to_verify(folder, graph))
+        verify_export(folder, graph)
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.runtime = runtime
         """onnxruntime, or openvino (Intel's runtime, which reads the same graph, or its IR)."""
@@ -424,6 +423,60 @@ def _is_graph_file(name: str) -> bool:
     parts = name.split("/")
     return (len(parts) == 1 and name.endswith(".onnx")) or (
         len(parts) == 2 and parts[0] in GRAPH_FOLDERS and Path(name).suffix in (".onnx", ".xml", ".bin"))
+
+
+class ExportIntegrityError(PolyembedError):
+    """An export's files cannot be shown to be the ones `polyembed export` wrote: no checksum record, or a file
+    that differs from it."""
+
+
+TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "added_tokens.json", "vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model",
+                   "spiece.model", "tokenizer.model")
+"""Files the tokenizer loader reads when they are there: one the record does not list (planted beside the
+export's own) would change the tokens, so it is refused like a changed one."""
+
+
+def verify_export(folder: Path, graph: str) -> None:
+    """Check the files this encoder reads against the checksums `export_onnx` recorded in the folder's manifest.
+
+    Why here and not only `polyembed.outputs.verify_published`: that one passes a folder without checksums
+    (nothing to compare with), and a copy made with `cp -r export/* copy/` drops the hidden manifest, so a
+    damaged graph would load and give wrong vectors. An export without its record is refused; so are the
+    graph loaded and the settings when the record does not list them, and tokenizer files it does not list."""
+    from polyembed.integrity import mismatched_files, read_record
+    from polyembed.outputs import MANIFEST_FILE
+
+    manifest = read_record(folder / MANIFEST_FILE) or {}
+    checksums = manifest.get("checksums")
+    if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
+        raise ExportIntegrityError(
+            f"{folder}: no checksum record ({MANIFEST_FILE}, a hidden file), so its graph cannot be checked; copy "
+            f"the folder itself (`cp -r {folder} NEW`, not its visible files only) or export it again with "
+            "`polyembed export`")
+    expected: dict[str, str] = {}
+    for name in _files_to_verify(folder, graph):
+        recorded = _recorded_name(name, checksums)
+        if recorded is not None:
+            expected[name] = checksums[recorded]
+        elif _is_graph_file(name) or name == CONFIG_FILE or name in TOKENIZER_FILES:
+            raise ExportIntegrityError(
+                f"{folder / name}: not listed in the export's checksum record ({MANIFEST_FILE}): not written by "
+                "`polyembed export`; remove it or export again")
+    bad = mismatched_files(folder, expected)
+    if bad:
+        raise ExportIntegrityError(
+            f"{folder / bad[0]}: checksum mismatch (the file changed after `polyembed export` wrote it, or is "
+            f"missing); export {folder} again")
+
+
+def _recorded_name(name: str, checksums: dict[str, str]) -> str | None:
+    """The manifest's name for `name`: itself, or for a graph renamed between the two layouts (exports before
+    2026-11-26 kept them at the top) the other layout's name, whose bytes are the same."""
+    if name in checksums:
+        return name
+    other = {**LEGACY_FILES, **{legacy: current for current, legacy in LEGACY_FILES.items()}}.get(name)
+    return other if other in checksums else None
 
 
 def _files_to_verify(folder: Path, graph: str) -> list[str]:

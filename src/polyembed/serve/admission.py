@@ -21,18 +21,27 @@ everything above the target until the wait has stayed below it for an interval. 
 the target's worth of work behind instead of the limit's, and the requests it accepts wait about the target.
 Near capacity the queue of ordinary load can stand above a small target too, so the target is off by default
 (docs/benchmarks.md, "Queue limit").
+
+Hostile input is bounded here too, since only the middleware sees the raw ASGI stream: a head over
+`max_headers` / `max_header_bytes` is a 431; an accepted request's body is read here, counted as it arrives, so
+a chunked body or a Content-Length that lies is a 413 as soon as it passes `max_body_bytes` (memory stays
+bounded by the cap); and a body that takes longer than `body_timeout_seconds` is a 408, which frees the
+concurrency slot that a stalled client would otherwise hold for good.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from polyembed.serve.metrics import ServerMetrics
+
+logger = logging.getLogger(__name__)
 
 REFUSAL_PAUSE_S = 0.5
 """How long a 429 is held before it is sent. Refusing is cheap but not free: closed-loop clients that retry at
@@ -134,19 +143,31 @@ class WorkQueue:
 
 
 class AdmissionMiddleware:
-    """Outermost layer of `POST .../v1/embeddings`: the 413 of a declared body over `max_body_bytes`, the 429
-    (with Retry-After) beyond the concurrency or queue-time limit, the in-flight count, and the per-status
-    request counter and latency histogram (so refusals and 500s are counted like answers)."""
+    """Outermost layer of the server: the 431 of a request head over the header limits; and, on
+    `POST .../v1/embeddings`, the 413 of a body over `max_body_bytes` (declared, or counted as it arrives), the 408
+    of a body slower than `body_timeout_seconds`, the 429 (with Retry-After) beyond the concurrency or queue-time
+    limit, the in-flight count, and the per-status request counter and latency histogram (so refusals and 500s
+    are counted like answers)."""
 
     def __init__(self, app: ASGIApp, *, limits: Any, metrics: ServerMetrics, work: WorkQueue,
                  state: Any) -> None:
         self.app, self.limits, self.metrics, self.work, self.state = app, limits, metrics, work, state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].endswith("/v1/embeddings"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        embeddings = scope["path"].endswith("/v1/embeddings")
         started = time.perf_counter()
+        too_large = head_refusal(scope, self.limits.max_headers, self.limits.max_header_bytes)
+        if too_large is not None:
+            await _respond(send, *too_large)
+            if embeddings:
+                self._count(too_large[0], started)
+            return
+        if not embeddings:
+            await self.app(scope, receive, send)
+            return
         refusal = self._refusal(scope)
         if refusal is not None:
             if refusal[0] == 429:
@@ -165,11 +186,45 @@ class AdmissionMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_status)
+            body = await self._read_body(receive)
+            if body is None:  # the client went away while sending
+                status = 499
+            elif isinstance(body, tuple):
+                status = body[0]
+                await _respond(send, *body)
+            else:
+                await self.app(scope, _replay(body, receive), send_status)
         finally:  # an exception here becomes the JSON 500 further out
             self.state.in_flight -= 1
             self.metrics.in_flight.dec()
             self._count(status, started)
+
+    async def _read_body(self, receive: Receive) -> bytes | tuple[int, dict[str, Any], dict[str, str]] | None:
+        """The whole body, or the refusal of one that passes `max_body_bytes` (refused as soon as it does, whatever
+        its Content-Length said) or does not arrive within `body_timeout_seconds`; None when the client is gone."""
+        limit, timeout = self.limits.max_body_bytes, self.limits.body_timeout_seconds
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        return 413, error_body(f"the request body has more than {limit:,} bytes; at most "
+                                               f"{limit:,}"), {"connection": "close"}
+                    if chunk:
+                        chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            logger.warning("a request body did not arrive in %g s: refused with a 408", timeout)
+            return 408, error_body(f"the request body did not arrive within {timeout:g} s (received {size:,} "
+                                   "bytes)"), {"connection": "close"}
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _refusal(self, scope: Scope) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         limits = self.limits
@@ -189,6 +244,38 @@ class AdmissionMiddleware:
     def _count(self, status: int, started: float) -> None:
         self.metrics.requests.labels(status=str(status)).inc()
         self.metrics.request_seconds.observe(time.perf_counter() - started)
+
+
+def head_refusal(scope: Scope, max_headers: int, max_header_bytes: int) -> tuple[
+    int, dict[str, Any], dict[str, str]
+] | None:
+    """The 431 of a request whose head has more than `max_headers` fields or `max_header_bytes` (its path, query
+    and header names and values). `polyembed serve` refuses such a head already while it arrives
+    (`serve/protocol.py`); this check holds under any other ASGI server."""
+    headers = scope.get("headers", ())
+    if len(headers) > max_headers:
+        return 431, error_body(f"the request has {len(headers):,} header fields; at most {max_headers:,}"), {
+            "connection": "close"}
+    size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+    size += sum(len(name) + len(value) for name, value in headers)
+    if size > max_header_bytes:
+        return 431, error_body(f"the request head has {size:,} bytes; at most {max_header_bytes:,}"), {
+            "connection": "close"}
+    return None
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The app's receive: the body read already, in one message, then the client's own stream (a disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def queue_refusal(wait: float, limit: float, work: WorkQueue) -> tuple[str, dict[str, str]]:

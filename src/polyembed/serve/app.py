@@ -10,7 +10,9 @@ batch encoded (and, with `max_wait_ms`, those arriving that long after the first
 length and cut into model calls of similar length, where the padding saved outweighs `call_overhead_tokens`, and
 so that no call pads beyond `max_batch_tokens` (one long input does not make 63 short ones pay its length).
 Bad input is a 4xx with OpenAI's error body (`{"error": {"message", "type", "param", "code"}}`), never a 500; a
-request over the body or token cap is a 413, and beyond `max_concurrent_requests` or `max_queue_seconds` of
+request over the body or token cap is a 413 (the token count stops at the cap: a huge request costs the shared
+tokenizer thread no more than the cap), a head over the header limits a 431, a body slower than
+`body_timeout_seconds` a 408, and beyond `max_concurrent_requests` or `max_queue_seconds` of
 queued work (and after that, until the queue has drained to `resume_queue_seconds`), or while the queue stands
 above `queue_target_seconds`, a 429 with Retry-After
 (`serve/admission.py`). A request whose client disconnects before its batch is
@@ -67,7 +69,16 @@ class ServerLimits(Options):
     max_request_tokens: int = option(
         65_536, "Most tokens in one request (the model tokenizer's count, all inputs together); more is a 413.",
         minimum=1)
-    max_body_bytes: int = option(16 * 2**20, "Largest request body in bytes; more is a 413.", minimum=1)
+    max_body_bytes: int = option(
+        16 * 2**20, "Largest request body in bytes; more is a 413 (counted as the body arrives, so a chunked body "
+        "or a wrong Content-Length cannot pass it).", minimum=1)
+    body_timeout_seconds: float = option(
+        30.0, "Longest time a request's body may take to arrive, from the end of its headers; a slower one gets a "
+        "408, which frees its concurrency slot (a client that stalls mid-body would otherwise hold it for good).",
+        minimum=0.01, maximum=3600)
+    max_header_bytes: int = option(
+        64 * 2**10, "Largest request head in bytes (request line and header fields); more is a 431.", minimum=1024)
+    max_headers: int = option(100, "Most header fields in one request; more is a 431.", minimum=1)
     max_concurrent_requests: int = option(
         256, "Requests accepted at once (waiting or encoding); more get a 429 with Retry-After, so a client can tell "
         "overload from a hang.", minimum=1)
@@ -168,16 +179,42 @@ def _check_request(body: EmbeddingRequest, encoder: SentenceEncoder, limits: Ser
     return sentences, checked
 
 
-def _token_counts(tokenizer: Any, sentences: list[str]) -> list[int] | None:
-    """Each input's tokens as the model's tokenizer counts them (None when the model exposes no tokenizer).
-    Run before the inputs join a batch: an input the tokenizer cannot read is refused here, naming it, and
-    never reaches the shared batch."""
+def _token_counts(tokenizer: Any, sentences: list[str], max_tokens: int) -> list[int] | None:
+    """Each input's tokens as the model's tokenizer counts them (None when the model exposes no tokenizer), or a
+    413 once they pass `max_tokens`. Run before the inputs join a batch: an input the tokenizer cannot read is
+    refused here, naming it, and never reaches the shared batch.
+
+    Why a slice at a time: one tokenizer thread serves every request, so a request far over the cap, tokenized
+    whole, would hold up every request behind it for as long as its full size takes. Each slice holds about as
+    many characters as tokens may still be counted, and counting stops as soon as the total passes the cap: the
+    work spent on any request is bounded by the cap, not by its size, and nothing is refused on an estimate."""
     if tokenizer is None:
         return None
+    counts: list[int] = []
+    total = 0
+    while len(counts) < len(sentences):
+        start = end = len(counts)
+        chars = 0
+        while end < len(sentences) and (end == start or chars + len(sentences[end]) <= max_tokens - total):
+            chars += len(sentences[end])
+            end += 1
+        sliced = _tokenize(tokenizer, sentences[start:end], start)
+        counts.extend(sliced)
+        total += sum(sliced)
+        if total > max_tokens:
+            counted = (f"{total:,} tokens" if len(counts) == len(sentences) else
+                       f"over {max_tokens:,} tokens ({total:,} in its first {len(counts)} of {len(sentences)} inputs)")
+            raise RequestError(f"'input' has {counted}; at most {max_tokens:,} per request", "input", status=413)
+    return counts
+
+
+def _tokenize(tokenizer: Any, sentences: list[str], offset: int) -> list[int]:
+    """The token counts of `sentences` (input `offset` onwards), or the 400 naming the first one the tokenizer
+    cannot read."""
     try:
         return [len(ids) for ids in tokenizer(sentences, add_special_tokens=True)["input_ids"]]
     except Exception:  # find the input at fault
-        for index, sentence in enumerate(sentences):
+        for index, sentence in enumerate(sentences, start=offset):
             try:
                 tokenizer([sentence], add_special_tokens=True)
             except Exception as err:
@@ -276,11 +313,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     async def embeddings(body: EmbeddingRequest, request: Request) -> Response:
         sentences, languages = _check_request(body, encoder, limits)
         # tokenizing a large request must not stall the event loop
-        counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences)
+        counts = await asyncio.get_running_loop().run_in_executor(counting, _token_counts, counter, sentences,
+                                                                  limits.max_request_tokens)
         tokens = sum(counts) if counts is not None else 0
-        if tokens > limits.max_request_tokens:
-            raise RequestError(f"'input' has {tokens:,} tokens; at most {limits.max_request_tokens:,} per "
-                               "request", "input", status=413)
         wait = batcher.work.refused(limits.max_queue_seconds, tokens)
         if wait is not None:
             await refusal_pause(limits.max_queue_seconds)  # as the middleware's refusals

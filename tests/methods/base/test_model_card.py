@@ -76,6 +76,18 @@ def test_eval_adds_its_scores_to_the_card_and_a_rerun_replaces_them(tmp_path: Pa
     assert append_evaluation(plain, [], "c") is None and not (plain / CARD_FILE).exists()
 
 
+@pytest.mark.parametrize("rows", ['[{"task": 1}, 7, "x", {"metric": "m"}]', "{not json", '{"a": 1}', "null"])
+def test_hand_edited_rows_are_dropped_not_a_crash(tmp_path: Path, rows: str) -> None:
+    """Rows that are not objects with a task, a metric and a value (or no JSON at all) are dropped; the new
+    rows are written."""
+    card = tmp_path / CARD_FILE
+    card.write_text(f"# m\n<!-- polyembed-eval:start -->\n<!-- rows: {rows} -->\n| hand | edited |\n"
+                    "<!-- polyembed-eval:end -->\n", encoding="utf-8")
+    append_evaluation(tmp_path, [{"task": "sts17", "metric": "spearman", "languages": "en-en", "value": 80.0}], "a")
+    text = card.read_text(encoding="utf-8")
+    assert "| sts17 | en-en | spearman | 80.00 | a |" in text and "hand | edited" not in text
+
+
 def test_polyembed_eval_writes_into_the_card(tmp_path: Path) -> None:
     model = tiny_sentence_transformer(tmp_path / "model", seed=0)
     (model / CARD_FILE).write_text("## Evaluation\n\n<!-- polyembed-eval:start -->\n<!-- polyembed-eval:end -->\n",

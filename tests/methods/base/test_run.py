@@ -76,3 +76,40 @@ def test_resume_skips_a_checkpoint_killed_while_saving(tmp_path: Path, state: st
         if text is not None:
             (run.checkpoints / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
     assert run.last_checkpoint() == run.checkpoints / "checkpoint-5"
+
+
+def test_a_user_config_yaml_does_not_make_a_folder_a_run(tmp_path: Path) -> None:
+    """A folder of the user's files with their own config.yaml (a database's, say) is refused by --overwrite,
+    and nothing in it is touched."""
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "thesis.txt").write_text("thesis")
+    (project / "config.yaml").write_text("port: 5432\n")
+    run = RunFolder(project)
+    config = TrainConfig(output_dir=str(project))
+    with pytest.raises(PolyembedError, match=r"not a polyembed run folder \(no \.polyembed-run\.json\)"):
+        run.check(config, resume=False, overwrite=True)
+    assert (project / "thesis.txt").read_text() == "thesis"
+    assert (project / "config.yaml").read_text() == "port: 5432\n"
+    assert (project / "src").is_dir()
+
+
+def test_overwrite_replaces_only_what_the_run_wrote(tmp_path: Path) -> None:
+    run = RunFolder(tmp_path / "run")
+    config = TrainConfig(output_dir=str(run.path))
+    _fail_inside(run, config, make_checkpoint=True)
+    assert run.is_run_folder()
+    (run.path / "notes.txt").write_text("my notes")  # the user's file, added to the run folder later
+    run.check(config, resume=False, overwrite=True)
+    with run.started(config, resume=False, overwrite=True):
+        assert not run.checkpoints.exists()  # the earlier run's checkpoints are gone
+        assert (run.path / "config.yaml").is_file() and run.is_run_folder()
+    assert (run.path / "notes.txt").read_text() == "my notes"
+
+
+def test_a_record_that_is_not_polyembed_s_does_not_count(tmp_path: Path) -> None:
+    (tmp_path / ".polyembed-run.json").write_text("[1, 2]")
+    (tmp_path / "thesis.txt").write_text("mine")
+    with pytest.raises(PolyembedError, match="not a polyembed run folder"):
+        RunFolder(tmp_path).check(TrainConfig(output_dir=str(tmp_path)), resume=False, overwrite=True)
+    assert (tmp_path / "thesis.txt").read_text() == "mine"

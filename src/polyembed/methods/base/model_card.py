@@ -11,12 +11,15 @@ run's whole config. `polyembed eval --out` adds its scores under "Evaluation" (`
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from polyembed.config import dump_config
 from polyembed.models.cards import CARD_FILE, front_matter
 from polyembed.outputs import atomic_write
+
+logger = logging.getLogger(__name__)
 
 EVALUATION_HEADING = "## Evaluation"
 EVALUATION_START, EVALUATION_END = "<!-- polyembed-eval:start -->", "<!-- polyembed-eval:end -->"
@@ -118,9 +121,21 @@ def append_evaluation(model_dir: str | Path, rows: list[dict[str, Any]], source:
 
 
 def _read_rows(block: str) -> list[dict[str, Any]]:
+    """The card's earlier rows. A hand-edited block is read as far as it makes sense: rows that are not
+    objects with a task, a metric and a value are dropped (with a warning), never a crash after the report."""
     for line in block.splitlines():
         if line.startswith("<!-- rows: ") and line.endswith(" -->"):
-            return json.loads(line[len("<!-- rows: "):-len(" -->")])
+            try:
+                rows = json.loads(line[len("<!-- rows: "):-len(" -->")])
+            except ValueError:
+                logger.warning("the model card's evaluation rows are not JSON: they are written anew")
+                return []
+            rows = rows if isinstance(rows, list) else []
+            kept = [row for row in rows if isinstance(row, dict) and {"task", "metric", "value"} <= row.keys()]
+            if len(kept) < len(rows):
+                logger.warning(f"dropped {len(rows) - len(kept)} evaluation rows of the model card that are not "
+                               "objects with a task, a metric and a value")
+            return kept
     return []
 
 

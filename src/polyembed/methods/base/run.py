@@ -1,8 +1,11 @@
 """The run folder of a training run: checked before any model loads, created only after every check, removed
 again when the run fails before its first checkpoint, and continued exactly by `--resume`.
 
-Layout: `config.yaml` (the resolved options), `checkpoints/checkpoint-N/` (Hugging Face trainer state),
-`model/` (the best checkpoint's model, saved atomically) and `training.json` (the `TrainResult`).
+Layout: `.polyembed-run.json` (the record that polyembed made this folder), `config.yaml` (the resolved
+options), `checkpoints/checkpoint-N/` (Hugging Face trainer state), `model/` (the best checkpoint's model, saved
+atomically) and `training.json` (the `TrainResult`). `--overwrite` replaces only a folder with that record, and
+in it only the entries polyembed writes (`RUN_ENTRIES`): a user's own `config.yaml` in a folder of other files
+never makes it a run folder.
 
 In a run launched as several processes (torchrun, accelerate launch) the folder belongs to the main process:
 the others skip the checks and never write here (`polyembed.methods.base.distributed`).
@@ -14,6 +17,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +40,11 @@ HOUSEKEEPING_OPTIONS = frozenset({"keep_checkpoints", "report_to"})
 """Options that do not change what is trained: a resumed run may set them differently."""
 MODEL_DIR = "model"
 SUMMARY_FILE = "training.json"
+RUN_RECORD = ".polyembed-run.json"
+"""Written first into every run folder: what `--overwrite` checks before it deletes anything."""
+RUN_ENTRIES = (RUN_RECORD, CONFIG_FILE, CHECKPOINT_DIR, MODEL_DIR, SUMMARY_FILE, "logs", "student-init")
+"""The entries of a run folder that polyembed writes (the trainer's, the student's first copy, TensorBoard's):
+the only ones `--overwrite` removes."""
 
 
 class RunFolder:
@@ -73,11 +82,39 @@ class RunFolder:
                 raise PolyembedError(
                     f"{self.path} is not empty: pass --resume to continue its run or --overwrite to start again"
                 )
-            if not saved.is_file():
+            if not self.is_run_folder():
                 raise PolyembedError(
-                    f"{self.path} holds files but is not a polyembed run folder (no {CONFIG_FILE}): "
-                    "refusing to delete it with --overwrite; choose an empty or new --output-dir"
+                    f"{self.path} holds files but is not a polyembed run folder (no {RUN_RECORD}): refusing to "
+                    f"delete anything in it with {argument('--overwrite')}; choose an empty or new "
+                    f"{argument('--output-dir')}"
                 )
+
+    def is_run_folder(self) -> bool:
+        """Whether polyembed made this folder for a training run (its record is there and reads as one)."""
+        try:
+            record = json.loads((self.path / RUN_RECORD).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        return isinstance(record, dict) and record.get("kind") == "polyembed training run"
+
+    def _write_record(self, config: Any) -> None:
+        if not (self.path / RUN_RECORD).is_file():
+            with atomic_write(self.path / RUN_RECORD) as handle:
+                handle.write(json.dumps({"kind": "polyembed training run", "config": type(config).__name__},
+                                        indent=1) + "\n")
+
+    def _remove_own_entries(self) -> None:
+        """`--overwrite`: remove what an earlier run wrote; anything else in the folder stays (and is named)."""
+        for name in RUN_ENTRIES[1:] + RUN_ENTRIES[:1]:  # the record last: an interrupted removal can be redone
+            item = self.path / name
+            if item.is_symlink() or item.is_file():
+                item.unlink()
+            elif item.is_dir():
+                shutil.rmtree(item)
+        others = sorted(item.name for item in self.path.iterdir())
+        if others:
+            logger.warning(f"{self.path}: kept {len(others)} entries an earlier run did not write: "
+                           f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}")
 
     def option_differences(self, config: Any) -> str | None:
         """None when the folder's config.yaml holds `config`'s options (housekeeping aside; an option newer than
@@ -114,11 +151,12 @@ class RunFolder:
         if not is_main_process():
             yield self
             return
-        if overwrite and not resume and (self.path / CONFIG_FILE).is_file():
-            shutil.rmtree(self.path)
-        fresh = not (self.path.is_dir() and any(self.path.iterdir()))
+        if overwrite and not resume and self.is_run_folder():
+            self._remove_own_entries()
+        fresh = not any(os.path.lexists(self.path / name) for name in RUN_ENTRIES)
         created = make_dirs(self.path)
         try:
+            self._write_record(config)
             with atomic_write(self.path / CONFIG_FILE) as handle:
                 handle.write(dump_config(config))
             yield self
@@ -131,11 +169,8 @@ class RunFolder:
         if self.path in created:
             shutil.rmtree(self.path, ignore_errors=True)
         else:  # the user's (empty) folder stays; what this run put in it goes
-            for item in self.path.iterdir():
-                if item.is_dir():
-                    shutil.rmtree(item, ignore_errors=True)
-                else:
-                    item.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                self._remove_own_entries()
         remove_created_dirs(created)
 
     def last_checkpoint(self) -> Path | None:
