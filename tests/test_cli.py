@@ -209,3 +209,14 @@ def test_the_help_leaves_the_training_stack_unimported_until_train_is_asked_for(
     before, listed, after = done.stdout.splitlines()
     assert before == "" and listed == "distill,modular,wacse,emmax"
     assert after == "torch,transformers,sentence_transformers,polyembed.methods.distill"
+
+
+def test_train_help_shows_each_option_s_default_choices_and_range() -> None:
+    """The help is rendered by Rich, which drops square-bracketed text as markup: what the options allow must
+    read as plain text."""
+    result = CliRunner().invoke(app, ["train", "distill", "--help"], env={"COLUMNS": "400", "TERMINAL_WIDTH": "400"})
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[1]: line for line in result.output.splitlines() if line.strip().startswith("│ --")}
+    assert "Range: >= 1. Config default: 64." in lines["--batch-size"]
+    assert "One of: auto, bf16, fp32. Config default: auto." in lines["--precision"]
+    assert "Range: >= 0 and < 1. Config default: 0.1." in lines["--warmup-ratio"]

@@ -15,7 +15,7 @@ SOURCE = Path(__file__).resolve().parent.parent / "src"
 
 LAYERS: dict[str, int] = {
     "errors": 0, "version": 0, "messages": 0,
-    "languages": 1, "integrity": 1,
+    "languages": 1, "integrity": 1, "device": 1,
     "outputs": 2, "environment": 2,
     "data": 3,
     "config": 4, "models": 4,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 # `polyembed.cli:app` is the entry point; these names stay importable from here
-from polyembed.cli_app import ModelOption, _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
+from polyembed.cli_app import DeviceOption, ModelOption, _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
 from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
 from polyembed.messages import show_messages
@@ -66,11 +66,15 @@ def eval_command(
         str, typer.Option(help="Encoding precision: fp32, bf16 (autocast; faster where the CPU has native bf16, "
                                "scores move slightly) or auto (bf16 only where native).")
     ] = "fp32",
+    device: DeviceOption = None,
 ) -> None:
     """Evaluate a model and write results.json, report.md and plots to --out.
 
     Only the report's own files in --out are replaced (and those an earlier report wrote there); anything
     else in the folder is left alone."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.config import parse_key_values
     from polyembed.eval.api import evaluate
     from polyembed.eval.report import task_summary
@@ -181,8 +185,12 @@ def encode_command(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing .npy that polyembed wrote (never another "
                                                  "file).")] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     import numpy as np
 
     from polyembed.data.io import read_lines
@@ -250,8 +258,12 @@ def models_prune(
     overwrite: Annotated[
         bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
     ] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Keep only the vocabulary pieces a corpus uses: a smaller language-specific model."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.data.io import read_lines
     from polyembed.models.loading import load_model
     from polyembed.models.pruning import prune_vocabulary
@@ -285,9 +297,13 @@ def models_transfer_vocabulary(
     overwrite: Annotated[
         bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
     ] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Give a model a new vocabulary trained on target-language text, FOCUS-initialised (continued training
     then adapts it). --per-language makes one model per language, as the modular-encoder recipe does."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.data.io import read_lines
     from polyembed.languages import require_known_language
     from polyembed.models.saving import check_model_output_dir
@@ -363,10 +379,14 @@ def demo_command(
         str, typer.Option(help="Evaluation precision: auto (bf16 where the CPU has native bf16, else fp32), fp32 "
                                "or bf16. Training has its own option (precision in the config).")
     ] = "auto",
+    device: DeviceOption = None,
 ) -> None:
     """The main job: distil minilm-en into a multilingual me5-small student for 10 languages, evaluate
     teacher, untrained and distilled student, and write a comparison report (its wall time on 2 cores is in
     docs/benchmarks.md, "A fresh machine")."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.demo import HEADLINE_LABELS, format_headline, run_demo
 
     summary = run_demo(out, config=config, data_root=data_root, precision=precision)

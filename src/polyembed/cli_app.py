@@ -4,6 +4,7 @@ shares. The command modules (`cli`, `cli_train`, `cli_tools`) register on them; 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -55,6 +56,8 @@ train_app = typer.Typer(help="Train multilingual sentence encoders.", no_args_is
 app.add_typer(train_app, name="train")
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")]
+DeviceOption = Annotated[str | None, typer.Option(
+    help="cpu, cuda, cuda:N or mps. Default: the accelerator there is (cuda, then mps), else cpu.")]
 """The model a command encodes with; every command that takes one spells it the same way."""
 
 
@@ -75,8 +78,8 @@ def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
+        try:  # in a context of its own: what a command sets (its --device) ends with it
+            return contextvars.copy_context().run(function, *args, **kwargs)
         except PolyembedError as err:
             _end_progress_bars()
             typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)

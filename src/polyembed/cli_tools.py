@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from polyembed.cli_app import ModelOption, app, clean_errors, data_app
+from polyembed.cli_app import DeviceOption, ModelOption, app, clean_errors, data_app
 from polyembed.cli_train import add_group_command, config_flags
 
 
@@ -76,8 +76,12 @@ def mine_command(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing TSV that polyembed wrote (never another "
                                                  "file).")] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.config import build_config
     from polyembed.mining.bitext import MineOptions, mine_files
 
@@ -146,9 +150,13 @@ def serve_command(
     access_log: Annotated[bool, typer.Option(
         help="Log a line per request (uvicorn's access log). Off, a server near capacity on one core has the time "
         "of that line's formatting and writing for encoding.")] = True,
+    device: DeviceOption = None,
 ) -> None:
     """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive),
     GET /ready (model loaded and warmed up) and GET /metrics (Prometheus)."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     import uvicorn
 
     from polyembed.config import build_config
@@ -212,9 +220,13 @@ def translate_command(
     num_beams: Annotated[int, typer.Option(help="Beam size (1: greedy).", min=1)] = 1,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing TSV that polyembed wrote (never another "
                                                  "file).")] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Machine-translate training text (the modular paper's data step): text -> bitext TSV, paraphrase TSV ->
     paraphrase TSV of the target language."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.data.translate import load_translator, translate_file
     from polyembed.errors import PolyembedError
     from polyembed.outputs import check_output_file
@@ -248,8 +260,12 @@ def align_command(
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing file that polyembed wrote (never another "
                                                  "file).")] = False,
+    device: DeviceOption = None,
 ) -> None:
     """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal)."""
+    from polyembed.device import choose_device
+
+    choose_device(device)
     from polyembed.alignment import EmbeddingAligner, eflomal_align, format_links, read_sentence_pairs
     from polyembed.errors import PolyembedError
     from polyembed.outputs import check_output_file, write_output_file

@@ -61,15 +61,16 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             base = typing.get_args(kind)[0] if optional else kind
             choices = ""
             if typing.get_origin(base) is typing.Literal:  # checked by build_config, with the other rules
-                choices = f" [{'|'.join(typing.get_args(base))}]"
+                choices = f" One of: {', '.join(typing.get_args(base))}."
                 base = str
             flag = "--" + f.name.replace("_", "-")
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             bounds = f.metadata.get("bounds", {})
-            limits = f" [range: {describe_range(bounds)}]" if bounds else ""
+            limits = f" Range: {describe_range(bounds)}." if bounds else ""
             several = " Repeat the flag for several values; '' for none." if typing.get_origin(base) is list else ""
-            shown = f"{several}{choices}{limits} [config default: "
-            shown += f"{','.join(map(str, default)) if isinstance(default, list) else default}]"
+            # plain text: typer's Rich help drops anything in square brackets as markup
+            shown = f"{several}{choices}{limits} Config default: "
+            shown += f"{','.join(map(str, default)) if isinstance(default, list) or default == [] else default}."
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
             annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
             params.append(

@@ -245,14 +245,17 @@ def _check_manifest(folder: Path, expected: dict[str, Any]) -> None:
 
 
 def _worker_run(model_name: str, source: str, folder: str, options: StreamOptions, settings: dict[str, Any],
-                worker: int, threads: int) -> tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]:
-    """One worker process: its own model, every shard i with i % workers == worker."""
+                worker: int, threads: int, device: str | None = None
+                ) -> tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]:
+    """One worker process: its own model (on `device`, the command's choice; None: this machine's accelerator),
+    every shard i with i % workers == worker."""
     import torch
 
     from polyembed.models.loading import load_model
 
     torch.set_num_threads(threads)
-    return _run_shards(load_model(model_name), source, Path(folder), options, settings, worker, show_progress=False)
+    return _run_shards(load_model(model_name, device=device), source, Path(folder), options, settings, worker,
+                       show_progress=False)
 
 
 def _run_shards(model: Any, source: str | Path, folder: Path, options: StreamOptions, settings: dict[str, Any],
@@ -386,6 +389,9 @@ def _remove_stale_shards(folder: Path, count: int) -> None:
 def _run_workers(model: str, source: str, folder: Path, options: StreamOptions, settings: dict[str, Any]
                  ) -> list[tuple[int, int, int, dict[int, dict[str, Any]], dict[str, Any]]]:
     """`_run_shards` results per worker: `options.workers` local processes or Ray tasks, shard i on worker i mod n."""
+    from polyembed.device import chosen_device
+
+    device = chosen_device()  # a worker is a process of its own: the command's --device goes with it
     if options.backend == "ray":
         import ray
 
@@ -395,14 +401,14 @@ def _run_workers(model: str, source: str, folder: Path, options: StreamOptions, 
         cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)) / options.workers)
         task = ray.remote(num_cpus=min(cpus, 1.0))(_worker_run)
         threads = max(1, int(cpus))
-        return ray.get([task.remote(model, source, str(folder), options, settings, worker, threads)
+        return ray.get([task.remote(model, source, str(folder), options, settings, worker, threads, device)
                         for worker in range(options.workers)])
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     threads = max(1, (os.cpu_count() or 1) // options.workers)
     with ProcessPoolExecutor(options.workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_worker_run, model, source, str(folder), options, settings, worker, threads)
+        futures = [pool.submit(_worker_run, model, source, str(folder), options, settings, worker, threads, device)
                    for worker in range(options.workers)]
         return [future.result() for future in futures]
 

@@ -51,7 +51,9 @@ def load_translator(model: str, source_code: str | None = None, target_code: str
         network = AutoModelForSeq2SeqLM.from_pretrained(model)
     except (OSError, ValueError) as err:
         raise PolyembedError(f"translation model '{model}': cannot load a seq2seq model ({err})") from None
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    from polyembed.device import resolve_device
+
+    device = resolve_device()
     network.to(device).eval()
     options: dict[str, Any] = {"max_length": max_length, "num_beams": num_beams}
     if target_code:

@@ -387,7 +387,13 @@ class Bf16Encoder(WrappedEncoder):
 
     def _device_type(self) -> str:
         device = getattr(getattr(self.encoder, "model", None), "device", None)
-        return getattr(device, "type", "cpu") if device is not None else "cpu"
+        if device is None:
+            import torch
+
+            from polyembed.device import resolve_device
+
+            return torch.device(resolve_device()).type
+        return str(device.type)
 
     def _encode_group(
         self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool

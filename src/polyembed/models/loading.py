@@ -260,15 +260,21 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(name_or_path: str, *, device: str | None = "cpu") -> SentenceEncoder:
+def load_model(name_or_path: str, *, device: str | None = None) -> SentenceEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
     Face id, or a folder of a registered encoder kind (`ENCODER_KINDS`: an ONNX export, whose folder gives the
     int8 graph and a .onnx file in it that graph; a modular bundle; a model with language embeddings).
 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
+    `device`: 'cpu', 'cuda', 'cuda:N' or 'mps'; None picks the accelerator there is, as sentence-transformers
+    does (`polyembed.device`).
     """
     from sentence_transformers import SentenceTransformer
+
+    from polyembed.device import resolve_device
+
+    device = resolve_device(device)
 
     local = Path(name_or_path).expanduser()
     for kind in ENCODER_KINDS:

@@ -75,9 +75,11 @@ class ModularEncoder(SentenceEncoder):
 
     @classmethod
     def load(cls, path: Path, *, name: str, device: str | None) -> ModularEncoder:
-        return cls(path, name=name, device=device or "cpu")
+        return cls(path, name=name, device=device)
 
-    def __init__(self, folder: str | Path, name: str | None = None, device: str = "cpu") -> None:
+    def __init__(self, folder: str | Path, name: str | None = None, device: str | None = None) -> None:
+        from polyembed.device import resolve_device
+
         folder = Path(folder)
         path = folder / BUNDLE_FILE
         try:
@@ -95,7 +97,7 @@ class ModularEncoder(SentenceEncoder):
         self.folder = folder
         self.path = str(folder)
         self.name = name or str(folder)
-        self.device = device
+        self.device = resolve_device(device)
         self._encoders: dict[str, Any] = {}
 
     @property

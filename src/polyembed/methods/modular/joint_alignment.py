@@ -168,6 +168,7 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
     from sentence_transformers.sentence_transformer.modules import Router
     from sentence_transformers.sentence_transformer.training_args import MultiDatasetBatchSamplers
 
+    from polyembed.device import resolve_device
     from polyembed.methods.base.student import default_prompt, restore_max_seq_length, set_max_seq_length
     from polyembed.models.modular import write_bundle
     from polyembed.models.parallel_adapter import (
@@ -179,7 +180,7 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
     encoders: dict[str, Any] = {}
     trainable = 0
     for code, folder in data.encoders.items():
-        encoder = SentenceTransformer(folder, device="cpu", local_files_only=True)
+        encoder = SentenceTransformer(folder, device=resolve_device(), local_files_only=True)
         set_max_seq_length(encoder, config.max_seq_length)
         if code != PIVOT or config.pivot_adapter:
             add_parallel_adapters(encoder, ParallelAdapterConfig(config.reduction_factor, config.adapter_scaling))
@@ -190,7 +191,7 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
         encoders[code] = encoder
     pivot = encoders[PIVOT]
     model = SentenceTransformer(modules=[Router({code: list(e) for code, e in encoders.items()},
-                                                default_route=PIVOT)], device="cpu")
+                                                default_route=PIVOT)], device=resolve_device())
     model.prompts, model.default_prompt_name = dict(pivot.prompts or {}), pivot.default_prompt_name
     evaluator = JointAlignmentEvaluator(data.dev, config.batch_size)
     before = evaluator(model)

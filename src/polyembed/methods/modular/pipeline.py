@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from polyembed.config import ConfigOrigin, Options, option
 from polyembed.data.parallel_sources import check_language
+from polyembed.device import resolve_device
 from polyembed.environment import require
 from polyembed.errors import PolyembedError, argument
 from polyembed.languages import normalize_language
@@ -312,7 +313,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
         aligned = {language: str(Path(joint["model_dir"]) / language) for language in encoders}
     models = {}
     for language, folder in aligned.items():
-        models[language] = SentenceTransformer(folder, device="cpu")
+        models[language] = SentenceTransformer(folder, device=resolve_device())
         if (Path(folder) / ADAPTER_CONFIG).is_file():
             load_parallel_adapters(models[language], folder)
     bundle = save_modular_bundle(root / BUNDLE_DIR, models, PIVOT, unknown_language=config.unknown_language)

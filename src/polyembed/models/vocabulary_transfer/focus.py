@@ -126,7 +126,7 @@ def focus_embeddings(
     texts = corpus_texts(corpus) if corpus is not None or auxiliary is None else []
     if old_embeddings.ndim != 2:
         raise VocabularyTransferError(f"old_embeddings must be a 2-d matrix, got shape {tuple(old_embeddings.shape)}")
-    old = old_embeddings.detach().to("cpu", torch.float32)
+    old = old_embeddings.detach().cpu().to(torch.float32)
     old_vocab_size = len(old_tokenizer)
     old_canonical = canonical_vocabulary(old_tokenizer)
     old_max_id = max(old_tokenizer.get_vocab().values())
