@@ -72,12 +72,19 @@ CASES: list[tuple[str, list[str], str]] = [
     ("encode-model-missing", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "-m", "{tmp}/no-model"],
      "does not exist"),
     ("encode-output-missing", ["encode", "{tmp}/good.txt"], "--output"),
+    ("encode-prompt-name-unknown", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--language", "en",
+                                    "--prompt-name", "question"],
+     "--prompt-name question: not a prompt of me5-small (its prompts are"),
+    ("eval-prompt-name-unknown", ["eval", "--tasks", "sts17", "--out", "{tmp}/r", "-m", "minilm-en",
+                                  "--prompt-name", "passage"], "--prompt-name passage: not a prompt of minilm-en"),
     ("encode-device-unknown", ["encode", "{tmp}/good.txt", "-o", "{tmp}/v.npy", "--device", "tpu"],
      "--device tpu: expected cpu, cuda, cuda:N or mps"),
     ("eval-device-unknown", ["eval", "--tasks", "sts17", "--out", "{tmp}/r", "--device", "gpu"],
      "--device gpu: expected cpu, cuda, cuda:N or mps"),
     ("mine-device-unknown", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--device", "cuda0"],
      "--device cuda0: expected"),
+    ("serve-prompt-name-unknown", ["serve", "-m", "minilm-en", "--prompt-name", "passage"],
+     "--prompt-name passage: not a prompt of minilm-en"),
     ("serve-device-unknown", ["serve", "--device", "xpu:1"], "--device xpu:1: expected"),
     ("align-device-unknown", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--device", "metal"],
      "--device metal: expected"),
@@ -423,6 +430,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("serve-body-timeout-0", ["serve", "--body-timeout", "0"], "--body-timeout"),
     ("serve-max-header-bytes-too-small", ["serve", "--max-header-bytes", "100"], "--max-header-bytes"),
     ("serve-max-headers-0", ["serve", "--max-headers", "0"], "--max-headers"),
+    ("serve-api-key-empty", ["serve", "--api-key", ""], "--api-key: empty"),
+    ("serve-api-key-with-a-space", ["serve", "--api-key", "my key"], "--api-key: has ' '"),
+    ("serve-api-key-not-ascii", ["serve", "--api-key", "clé"], "--api-key: has 'é'"),
+    ("serve-served-model-name-empty", ["serve", "--served-model-name", ""], "--served-model-name: empty"),
     ("serve-model-missing", ["serve", "-m", "{tmp}/nowhere"], "nowhere"),
     ("serve-backend-unknown", ["serve", "--backend", "tensorrt"], "--backend"),
     ("serve-backend-torch-on-an-export", ["serve", "-m", "{tmp}/onnx-export", "--backend", "torch"],
@@ -448,6 +459,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("export-openvino-takes-no-value", ["export", "-o", "{tmp}/x", "--openvino", "yes"], "unexpected extra argument"),
     ("export-openvino-model-is-an-export", ["export", "-m", "{tmp}/onnx-export/onnx/model.onnx", "-o", "{tmp}/x",
                                             "--openvino"], "onnx/model.onnx: already an ONNX export"),
+    # ---- push (no network: every row is refused before the Hub is reached)
+    ("push-repo-id-three-parts", ["push", "{tmp}/notokenizer", "me/a/b", "--dry-run"],
+     "repository id 'me/a/b' is not valid"),
+    ("push-repo-id-double-dash", ["push", "{tmp}/notokenizer", "me/bad--name"], "repository id 'me/bad--name' is"),
+    ("push-repo-id-space", ["push", "{tmp}/notokenizer", "me/my model", "--dry-run"], "is not valid"),
+    ("push-not-a-model", ["push", "{tmp}/afolder", "me/model", "--dry-run"], "afolder has no modules.json or"),
+    ("push-folder-missing", ["push", "{tmp}/no-model", "me/model", "--dry-run"], "no-model: no such folder"),
+    ("push-folder-is-a-file", ["push", "{tmp}/afile", "me/model", "--dry-run"], "afile is a file"),
+    ("push-offline", ["push", "{tmp}/notokenizer", "me/model"], "HF_HUB_OFFLINE=1 is set: a push needs"),
+    ("push-repo-id-missing", ["push", "{tmp}/notokenizer"], "Missing argument 'repo_id'"),
     # ---- demo
     ("demo-out-is-a-file", ["demo", "--out", "{tmp}/afile"], "exists and is a file"),
     ("demo-out-read-only", ["demo", "--out", "{ro}/demo"], "cannot write in"),
@@ -571,7 +592,7 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int] | None]:
     }
 
 
-NEEDS_DATA = {"modular-single-no-pairs"}
+NEEDS_DATA = {"modular-single-no-pairs", "eval-prompt-name-unknown"}
 """Rows whose answer comes from the data itself (which languages have pairs there): they skip without a data root;
 every other row is refused from what was typed, with or without one."""
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyembed.eval.api import evaluate
 from polyembed.models.encoding import encode, encode_lines
+from polyembed.models.hub import push_to_hub
 from polyembed.models.loading import load_model
 
 if TYPE_CHECKING:
@@ -46,4 +47,4 @@ def train_distill(
     return train("distill", config, resume=resume, overwrite=overwrite, show_progress=show_progress, **options)
 
 
-__all__ = ["encode", "encode_lines", "evaluate", "load_model", "train", "train_distill"]
+__all__ = ["encode", "encode_lines", "evaluate", "load_model", "push_to_hub", "train", "train_distill"]

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 import typer
 
 # `polyembed.cli:app` is the entry point; these names stay importable from here
-from polyembed.cli_app import DeviceOption, ModelOption, _split, app, clean_errors, data_app, models_app, train_app  # noqa: F401
+from polyembed.cli_app import (  # noqa: F401
+    DeviceOption,
+    ModelOption,
+    PromptNameOption,
+    _split,
+    app,
+    clean_errors,
+    data_app,
+    models_app,
+    train_app,
+)
 from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
 from polyembed.messages import show_messages
@@ -67,6 +77,7 @@ def eval_command(
                                "scores move slightly) or auto (bf16 only where native).")
     ] = "fp32",
     device: DeviceOption = None,
+    prompt_name: PromptNameOption = None,
 ) -> None:
     """Evaluate a model and write results.json, report.md and plots to --out.
 
@@ -93,6 +104,7 @@ def eval_command(
         task_kwargs=task_kwargs,
         cache=cache,
         precision=precision,
+        prompt_name=prompt_name,
     )
     for run in result.runs:
         typer.echo(
@@ -125,6 +137,43 @@ def _add_to_model_card(model: str, result: Any, out: Path) -> Path | None:
     except (OSError, ValueError) as err:  # the report is written; a read-only or hand-edited card stays as it is
         typer.echo(f"warning: the model card in {model} was left as it is ({err})", err=True)
         return None
+
+
+@app.command("push")
+@clean_errors
+def push_command(
+    folder: Annotated[Path, typer.Argument(help="The model folder (a training run's model/, an export, ...).")],
+    repo_id: Annotated[str, typer.Argument(help="Hugging Face repository: OWNER/NAME.")],
+    private: Annotated[bool, typer.Option("--private/--public", help="Repository visibility when created.")] = True,
+    revision: Annotated[
+        str | None, typer.Option("--revision", "--branch", help="Branch to push to (created when missing).")
+    ] = None,
+    commit_message: Annotated[str | None, typer.Option(help="Commit message.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="List the files and the card's front matter; no network call, nothing written.")
+    ] = False,
+    token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the stored login).")] = None,
+) -> None:
+    """Upload a model folder to the Hugging Face Hub, with its card written again for the repository (the
+    evaluation rows as `model-index`)."""
+    from polyembed.models.hub import push_to_hub
+
+    result = push_to_hub(folder, repo_id, private=private, revision=revision, commit_message=commit_message,
+                         token=token, dry_run=dry_run)
+    visibility = "private" if result.private else "public"
+    where = f"{result.repo_id} ({visibility}{f', branch {result.revision}' if result.revision else ''})"
+    if not result.dry_run:
+        typer.echo(f"pushed {len(result.files)} files ({result.total_bytes:,} bytes) to {where}: {result.url}")
+        return
+    typer.echo(f"dry run: would push {len(result.files)} files ({result.total_bytes:,} bytes) to {where}")
+    for name, size in result.files:
+        typer.echo(f"  {size:>14,}  {name}")
+    if result.left_out:
+        typer.echo(f"left out (polyembed's records of this machine): {', '.join(result.left_out)}")
+    if result.card is None:
+        typer.echo("no README.md: the repository would get no model card")
+    else:
+        typer.echo(f"README.md front matter:\n{result.front_matter_text.rstrip()}")
 
 
 @app.command("doctor")
@@ -186,8 +235,12 @@ def encode_command(
     overwrite: Annotated[bool, typer.Option(help="Replace an existing .npy that polyembed wrote (never another "
                                                  "file).")] = False,
     device: DeviceOption = None,
+    prompt_name: PromptNameOption = None,
 ) -> None:
-    """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size)."""
+    """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size).
+
+    Examples: `polyembed encode sentences.txt -o vectors.npy -m me5-small --language sw`;
+    `polyembed encode corpus.tsv -o shards/ --shard-size 100000 --language-column 1 --text-column 2`."""
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -206,6 +259,16 @@ def encode_command(
             "shard_size": shard_size, "dtype": dtype, "language": language, "language_column": language_column,
             "text_column": text_column, "batch_size": batch_size, "normalize": normalize, "workers": workers,
             "backend": backend, "ray_address": ray_address})
+        if prompt_name is not None:  # the prompt travels with a loaded encoder (its name records it)
+            from polyembed.models.encoder import with_prompt
+            from polyembed.models.loading import load_model
+            from polyembed.outputs import check_output_dir
+
+            output = check_output_dir(output, "--output")  # before the model loads
+            if workers > 1:
+                raise PolyembedError("--prompt-name with --workers: each worker loads the model by name, with its "
+                                     "default prompt; use one worker")
+            model = with_prompt(load_model(model), prompt_name)  # type: ignore[assignment]
         result = encode_to_shards(model, str(input), output, options)
         typer.echo(f"{result.lines} lines in {len(result.shards)} shards ({result.encoded_shards} encoded, "
                    f"{result.skipped_shards} already there) -> {result.output_dir}")
@@ -219,7 +282,8 @@ def encode_command(
     sentences = read_lines(input)
     if not sentences:
         raise PolyembedError(f"{input}: no lines to encode (the file is empty)")
-    vectors, languages = encode_lines(model, sentences, language, batch_size=batch_size, normalize=normalize)
+    vectors, languages = encode_lines(model, sentences, language, batch_size=batch_size, normalize=normalize,
+                                      prompt_name=prompt_name)
     with write_output_file(output, "wb") as handle:
         np.save(handle, vectors)
     summary = ", ".join(f"{lang}:{count}" for lang, count in sorted(languages.items()))

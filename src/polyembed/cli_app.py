@@ -56,6 +56,9 @@ train_app = typer.Typer(help="Train multilingual sentence encoders.", no_args_is
 app.add_typer(train_app, name="train")
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.")]
+PromptNameOption = Annotated[str | None, typer.Option(
+    help="The model's prompt to prepend, by name (e5: query or passage), as sentence-transformers' prompt_name. "
+         "Default: the model's default prompt.")]
 DeviceOption = Annotated[str | None, typer.Option(
     help="cpu, cuda, cuda:N or mps. Default: the accelerator there is (cuda, then mps), else cpu.")]
 """The model a command encodes with; every command that takes one spells it the same way."""

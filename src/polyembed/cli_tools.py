@@ -100,70 +100,112 @@ def mine_command(
 @app.command("serve")
 @clean_errors
 def serve_command(
-    model: ModelOption = "me5-small",
-    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
-    max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1)] = 2048,
-    max_input_chars: Annotated[int, typer.Option(help="Longest input, in characters.", min=1)] = 20_000,
-    max_batch_size: Annotated[int, typer.Option(help="Most sentences encoded together.", min=1)] = 64,
+    context: typer.Context,
+    model: Annotated[str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.",
+                                       envvar="POLYEMBED_MODEL")] = "me5-small",
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).",
+                                      envvar="POLYEMBED_HOST")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535, envvar="POLYEMBED_PORT")] = 8000,
+    api_key: Annotated[str | None, typer.Option(
+        help="Key every request must carry as 'Authorization: Bearer KEY' (else 401), except GET /health, /ready "
+        "and /metrics. Prefer the environment variable: a flag shows in the process list.",
+        envvar="POLYEMBED_API_KEY", show_default=False)] = None,
+    served_model_name: Annotated[str | None, typer.Option(
+        help="Model name in /v1/models, /health and every answer (default: what -m said). The 'model' a request "
+        "names is not checked (one model is served).", envvar="POLYEMBED_SERVED_MODEL_NAME")] = None,
+    max_inputs: Annotated[int, typer.Option(help="Most inputs in one request.", min=1,
+                                            envvar="POLYEMBED_MAX_INPUTS")] = 2048,
+    max_input_chars: Annotated[int, typer.Option(help="Longest input, in characters.", min=1,
+                                                 envvar="POLYEMBED_MAX_INPUT_CHARS")] = 20_000,
+    max_batch_size: Annotated[int, typer.Option(help="Most sentences encoded together.", min=1,
+                                                envvar="POLYEMBED_MAX_BATCH_SIZE")] = 64,
     max_batch_tokens: Annotated[int, typer.Option(
         help="Most padded tokens (longest input x inputs) in one model call; larger batches are split by length.",
-        min=1)] = 16_384,
+        min=1, envvar="POLYEMBED_MAX_BATCH_TOKENS")] = 16_384,
     call_overhead_tokens: Annotated[float, typer.Option(
         help="What one more model call costs, in padded tokens: a batch is split into calls of similar-length "
-        "inputs where that saves more padding (0: wherever it saves any).", min=0)] = 64.0,
+        "inputs where that saves more padding (0: wherever it saves any).", min=0,
+        envvar="POLYEMBED_CALL_OVERHEAD_TOKENS")] = 64.0,
     max_wait_ms: Annotated[float, typer.Option(
         help="How long the first request of a batch waits for others (requests queued during the previous batch "
-        "join at once; 0: an idle server starts at once).", min=0, max=10_000)] = 5.0,
-    max_request_tokens: Annotated[
-        int, typer.Option(help="Most tokens in one request, all inputs together (more: 413).", min=1)
-    ] = 65_536,
+        "join at once; 0: an idle server starts at once).", min=0, max=10_000, envvar="POLYEMBED_MAX_WAIT_MS")] = 5.0,
+    max_request_tokens: Annotated[int, typer.Option(
+        help="Most tokens in one request, all inputs together (more: 413).", min=1,
+        envvar="POLYEMBED_MAX_REQUEST_TOKENS")] = 65_536,
     max_body_bytes: Annotated[int, typer.Option(
-        help="Largest request body in bytes, counted as it arrives (more: 413).", min=1)] = 16 * 2**20,
+        help="Largest request body in bytes, counted as it arrives (more: 413).", min=1,
+        envvar="POLYEMBED_MAX_BODY_BYTES")] = 16 * 2**20,
     body_timeout: Annotated[float, typer.Option(
         help="Seconds a request's body may take to arrive after its headers (slower: 408, and its concurrency slot "
-        "is freed).", min=0.01, max=3600)] = 30.0,
+        "is freed).", min=0.01, max=3600, envvar="POLYEMBED_BODY_TIMEOUT")] = 30.0,
     max_header_bytes: Annotated[int, typer.Option(
-        help="Largest request head in bytes, request line and header fields (more: 431).", min=1024)] = 64 * 2**10,
-    max_headers: Annotated[int, typer.Option(help="Most header fields in one request (more: 431).", min=1)] = 100,
-    max_concurrent_requests: Annotated[
-        int, typer.Option(help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1)
-    ] = 256,
+        help="Largest request head in bytes, request line and header fields (more: 431).", min=1024,
+        envvar="POLYEMBED_MAX_HEADER_BYTES")] = 64 * 2**10,
+    max_headers: Annotated[int, typer.Option(help="Most header fields in one request (more: 431).", min=1,
+                                             envvar="POLYEMBED_MAX_HEADERS")] = 100,
+    max_concurrent_requests: Annotated[int, typer.Option(
+        help="Requests accepted at once, waiting or encoding (more: 429 with Retry-After).", min=1,
+        envvar="POLYEMBED_MAX_CONCURRENT_REQUESTS")] = 256,
     max_queue_seconds: Annotated[float, typer.Option(
         help="Longest estimated wait behind queued work (queued tokens / recent tokens per second) at which a request "
-        "is still accepted (more: 429 with Retry-After).", min=0.01, max=3600)] = 1.0,
+        "is still accepted (more: 429 with Retry-After).", min=0.01, max=3600,
+        envvar="POLYEMBED_MAX_QUEUE_SECONDS")] = 1.0,
     resume_queue_seconds: Annotated[float, typer.Option(
         help="After a request is refused at --max-queue-seconds, requests get a 429 until the queued work has "
         "drained to this wait (>= --max-queue-seconds: no drain), so an overload leaves no standing queue.",
-        min=0, max=3600)] = 0.25,
+        min=0, max=3600, envvar="POLYEMBED_RESUME_QUEUE_SECONDS")] = 0.25,
     queue_target_seconds: Annotated[float, typer.Option(
         help="Wait the queue may keep for longer than a second (0: none): a queue above it for a second is an "
         "overload, and requests get a 429 while the wait is above it, until it has stayed below for a second.",
-        min=0, max=3600)] = 0.0,
+        min=0, max=3600, envvar="POLYEMBED_QUEUE_TARGET_SECONDS")] = 0.0,
     backend: Annotated[str, typer.Option(
         help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (a "
-        "torch model is exported once into the cache); auto (an ONNX export runs its own graph, anything else "
-        "torch).")] = "auto",
+        "torch model is exported once into the cache); auto (an ONNX export runs its own graph, int8 where it has "
+        "one; anything else torch). The startup log and /v1/models say which.", envvar="POLYEMBED_BACKEND")] = "auto",
     shutdown_timeout: Annotated[float, typer.Option(
         help="On SIGTERM / Ctrl-C: seconds accepted requests get to finish; new connections are refused.",
-        min=0)] = 30.0,
+        min=0, envvar="POLYEMBED_SHUTDOWN_TIMEOUT")] = 30.0,
     access_log: Annotated[bool, typer.Option(
         help="Log a line per request (uvicorn's access log). Off, a server near capacity on one core has the time "
-        "of that line's formatting and writing for encoding.")] = True,
-    device: DeviceOption = None,
+        "of that line's formatting and writing for encoding.", envvar="POLYEMBED_ACCESS_LOG")] = True,
+    device: Annotated[str | None, typer.Option(
+        help="cpu, cuda, cuda:N or mps. Default: the accelerator there is (cuda, then mps), else cpu.",
+        envvar="POLYEMBED_DEVICE")] = None,
+    prompt_name: Annotated[str | None, typer.Option(
+        help="The model's prompt to prepend to every input, by name (e5: query or passage). Default: the model's "
+        "default prompt.", envvar="POLYEMBED_PROMPT_NAME")] = None,
 ) -> None:
-    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /health (alive),
-    GET /ready (model loaded and warmed up) and GET /metrics (Prometheus)."""
+    """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /v1/models, GET /health
+    (alive), GET /ready (model loaded and warmed up) and GET /metrics (Prometheus). Every option can also be set
+    by its POLYEMBED_* environment variable (the flag wins), as in a container."""
+    import os
+
     from polyembed.device import choose_device
+    from polyembed.errors import PolyembedError
 
     choose_device(device)
     import uvicorn
 
     from polyembed.config import build_config
     from polyembed.models.backends import load_with_backend
+    from polyembed.models.encoder import with_prompt
     from polyembed.serve import ServerLimits, create_app
+    from polyembed.serve.app import check_served_model_name
+    from polyembed.serve.auth import check_api_key, warn_if_open
     from polyembed.serve.protocol import head_limited_protocol
 
+    def given_as(parameter: str, flag: str) -> str:
+        """How the user gave an option, for its error message: the flag, or its environment variable."""
+        source = context.get_parameter_source(parameter)
+        return f"POLYEMBED_{parameter.upper()}" if source is not None and source.name == "ENVIRONMENT" else flag
+
+    if api_key is None and os.environ.get("POLYEMBED_API_KEY") == "":  # click reads an empty variable as unset
+        raise PolyembedError("POLYEMBED_API_KEY is set but empty: give the key clients must send, or unset it to "
+                             "serve without one")
+    if api_key is not None:
+        check_api_key(api_key, given_as("api_key", "--api-key"))
+    if served_model_name is not None:
+        check_served_model_name(served_model_name, given_as("served_model_name", "--served-model-name"))
     limits, _ = build_config(ServerLimits, None, {
         "max_inputs": max_inputs, "max_input_chars": max_input_chars, "max_batch_size": max_batch_size,
         "max_batch_tokens": max_batch_tokens, "call_overhead_tokens": call_overhead_tokens,
@@ -171,10 +213,14 @@ def serve_command(
         "max_concurrent_requests": max_concurrent_requests, "max_queue_seconds": max_queue_seconds,
         "resume_queue_seconds": resume_queue_seconds, "queue_target_seconds": queue_target_seconds,
         "body_timeout_seconds": body_timeout, "max_header_bytes": max_header_bytes, "max_headers": max_headers})
+    warn_if_open(host, api_key is not None)
+    encoder = with_prompt(load_with_backend(model, backend), prompt_name,
+                          given_as("prompt_name", "--prompt-name"))
+    served = create_app(encoder, limits, api_key=api_key, served_model_name=served_model_name)
     # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most
     # shutdown_timeout s), then runs the app's shutdown. Its httptools protocol, with the request head capped as it
     # arrives (httptools has no limit of its own).
-    uvicorn.run(create_app(load_with_backend(model, backend), limits), host=host, port=port, log_level="info",
+    uvicorn.run(served, host=host, port=port, log_level="info",
                 access_log=access_log, timeout_graceful_shutdown=shutdown_timeout,
                 http=head_limited_protocol(limits.max_header_bytes, limits.max_headers))
 

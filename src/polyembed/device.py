@@ -18,6 +18,9 @@ from polyembed.errors import PolyembedError, argument
 
 DEVICE_HELP = "Device to run the model on: cpu, cuda, cuda:N or mps. Default: the accelerator there is (cuda, then " \
     "mps), else cpu."
+CPU = "cpu"
+"""Where a model runs without an accelerator, and where exported ONNX / OpenVINO graphs always run (their int8
+graphs are made for CPUs)."""
 _CHOSEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("polyembed_device", default=None)
 _FORM = re.compile(r"cpu|mps|cuda(:\d+)?")
 
@@ -41,7 +44,7 @@ def resolve_device(device: str | None = None, option: str | None = None) -> str:
 
     device = device or _CHOSEN.get()
     if device in (None, "auto"):
-        return accelerator() or "cpu"
+        return accelerator() or CPU
     flag = option or argument("--device")
     if not _FORM.fullmatch(device):
         raise PolyembedError(f"{flag} {device}: expected cpu, cuda, cuda:N or mps")

@@ -19,15 +19,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(folder: Path, *options: str) -> Iterator[tuple[subprocess.Popen, str]]:
+def serving(folder: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen, str]]:
     """`polyembed serve` on a free loopback port, started and waited for; yields (process, base URL). Its output
-    goes to pipes: a server that lives for many requests should run with --no-access-log."""
+    goes to pipes: a server that lives for many requests should run with --no-access-log. `env`: variables added
+    to the server's environment."""
     import httpx
 
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "polyembed", "serve", "-m", str(folder), "--port", str(port), *options],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
     )
     try:
         deadline = time.monotonic() + 120

@@ -13,7 +13,7 @@ from polyembed.eval.registry import get_task
 from polyembed.eval.report import plot_task_bars, write_report_md, write_results_json
 from polyembed.eval.runner import EvaluationResult, data_root_for, run_tasks
 from polyembed.eval.suites import suite_tasks
-from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision
+from polyembed.models.encoder import SentenceEncoder, resolve_precision, with_precision, with_prompt
 from polyembed.models.loading import as_encoder, check_model_reference
 from polyembed.outputs import check_output_dir, publishing
 
@@ -50,12 +50,14 @@ def evaluate(
     task_kwargs: dict[str, Any] | None = None,
     cache: bool = False,
     precision: str = "fp32",
+    prompt_name: str | None = None,
 ) -> EvaluationResult:
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
 
     `cache`: keep every embedding in the persistent store (`polyembed.models.embedding_cache`), so evaluating
     the same model again encodes only sentences it has not seen. `precision`: 'fp32' (default), 'bf16'
     (autocast: faster on CPUs with native bf16, scores move slightly) or 'auto' (bf16 only where native).
+    `prompt_name`: one of the model's prompts for every sentence (e5's 'query' or 'passage'); None: its default.
 
     Outputs are staged in a hidden folder and moved into `out_dir` only when every task succeeded, so a
     failed run leaves nothing behind; only the files this report writes (and those an earlier polyembed
@@ -75,7 +77,7 @@ def evaluate(
     root = data_root_for(task_list, data_root)
     if root is not None:
         check_datasets(task_list, root)
-    encoder = with_precision(as_encoder(model), precision)
+    encoder = with_precision(with_prompt(as_encoder(model), prompt_name), precision)
     if cache:
         from polyembed.models.embedding_cache import EmbeddingStore
 

@@ -55,7 +55,7 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
         logger.warning("%s; the cache's export of %s is made again", err, model)
         shutil.rmtree(folder, ignore_errors=True)
         graph = _graph_of(_cached_export(encoder, model), backend, model, option)
-    logger.info("serving %s on %s (%s)", model, graph.runtime, graph.graph_file)
+    logger.debug("serving %s on %s (%s)", model, graph.runtime, graph.graph_file)  # the server logs its own line
     return graph
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -271,6 +272,9 @@ class SentenceTransformerEncoder(SentenceEncoder):
     supplies input prefixes such as e5's "query: ", so every caller encodes the way the model expects.
     """
 
+    prompt_name: str | None = None
+    """The model's prompt to prepend (`with_prompt`); None: its default prompt."""
+
     def __init__(self, model: Any, name: str, path: str | Path | None = None) -> None:
         self.model = model
         self.name = name
@@ -295,21 +299,47 @@ class SentenceTransformerEncoder(SentenceEncoder):
 
     @property
     def prompt(self) -> str:
-        """The prefix the model prepends by default ('' when none)."""
-        name = getattr(self.model, "default_prompt_name", None)
+        """The prefix the model prepends (its default prompt, or the one `with_prompt` chose; '' when none)."""
+        name = self.prompt_name or getattr(self.model, "default_prompt_name", None)
         return self.model.prompts.get(name, "") if name else ""
 
     def _encode_group(
         self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
         """Rows as float32 (not normalised: `encode(normalize=True)` does that)."""
+        chosen = {"prompt_name": self.prompt_name} if self.prompt_name else {}
         vectors = self.model.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
-                                    convert_to_numpy=True)
+                                    convert_to_numpy=True, **chosen)
         return np.asarray(vectors, dtype=np.float32)
 
     def save(self, path: str | Path) -> None:
         """Save as a standard sentence-transformers folder."""
         self.model.save(str(path))
+
+
+def with_prompt(encoder: SentenceEncoder, prompt_name: str | None, option: str | None = None) -> SentenceEncoder:
+    """`encoder` prepending the model's prompt `prompt_name` (e5's 'query' or 'passage', as sentence-transformers'
+    `prompt_name`) instead of its default one. A copy: the loaded model keeps its default. Its name says which
+    prompt, so an embedding store never serves one prompt's vectors for the other's."""
+    if prompt_name is None:
+        return encoder
+    flag = option or argument("--prompt-name", "prompt_name")
+    model = getattr(encoder, "model", None)
+    prompts = dict(getattr(model, "prompts", None) or {}) if isinstance(encoder, SentenceTransformerEncoder) else {}
+    if not isinstance(encoder, SentenceTransformerEncoder):
+        default = getattr(getattr(encoder, "settings", None), "prompt", None)
+        raise PolyembedError(f"{flag} {prompt_name}: {encoder.name} is not a sentence-transformers model, so its "
+                             "prompt cannot be chosen" + (" (an ONNX export carries its default prompt only: "
+                                                          "use the model folder)" if default is not None else ""))
+    if prompt_name not in prompts:
+        known = f"its prompts are {', '.join(sorted(prompts))}" if prompts else "it has no prompts"
+        raise PolyembedError(f"{flag} {prompt_name}: not a prompt of {encoder.name} ({known})")
+    if prompt_name == getattr(model, "default_prompt_name", None):
+        return encoder
+    chosen = copy.copy(encoder)
+    chosen.prompt_name = prompt_name
+    chosen.name = f"{encoder.name} (prompt {prompt_name})"
+    return chosen
 
 
 def token_level_model(encoder: Any, language: str | None = None) -> Any:
@@ -354,7 +384,7 @@ def resolve_precision(precision: str, option: str | None = None) -> str:
     return precision
 
 
-def _runs_on_torch(encoder: Any) -> bool:
+def runs_on_torch(encoder: Any) -> bool:
     """A sentence-transformers model, or a wrapper / bundle of them (an ONNX export is not)."""
     seen = encoder
     while True:
@@ -376,7 +406,7 @@ class Bf16Encoder(WrappedEncoder):
     """
 
     def __init__(self, encoder: SentenceEncoder) -> None:
-        if not _runs_on_torch(encoder):
+        if not runs_on_torch(encoder):
             raise PolyembedError(f"{encoder.name}: bf16 needs a torch model "
                                  "(an ONNX export runs in the precision it was exported in)")
         super().__init__(encoder)

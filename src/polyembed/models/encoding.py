@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import SentenceEncoder, with_prompt
 from polyembed.models.langid import identify_languages
 from polyembed.models.loading import as_encoder
 
@@ -22,11 +22,13 @@ def encode(
     batch_size: int = 64,
     normalize: bool = True,
     show_progress_bar: bool = False,
+    prompt_name: str | None = None,
 ) -> np.ndarray:
     """Embed sentences with a model name or encoder; rows L2-normalised by default. `language`: one ISO 639
-    code, one per sentence, or None (`SentenceEncoder.encode`)."""
-    return as_encoder(model).encode(sentences, language, batch_size=batch_size, normalize=normalize,
-                                    show_progress_bar=show_progress_bar)
+    code, one per sentence, or None (`SentenceEncoder.encode`). `prompt_name`: one of the model's prompts
+    (e5's 'query' or 'passage'), as in sentence-transformers; None: its default."""
+    return with_prompt(as_encoder(model), prompt_name).encode(sentences, language, batch_size=batch_size,
+                                                              normalize=normalize, show_progress_bar=show_progress_bar)
 
 
 def encode_lines(
@@ -36,10 +38,12 @@ def encode_lines(
     *,
     batch_size: int = 64,
     normalize: bool = True,
+    prompt_name: str | None = None,
 ) -> tuple[np.ndarray, Counter[str]]:
     """Encode mixed-language input: without `language`, each line's language is detected (langid) and a
-    language-routed model gets it; returns the matrix in input order and the per-language line counts."""
-    encoder = as_encoder(model)
+    language-routed model gets it; returns the matrix in input order and the per-language line counts.
+    `prompt_name`: as in `encode`."""
+    encoder = with_prompt(as_encoder(model), prompt_name)
     code = require_known_language(language) if language is not None else None
     languages = [code] * len(sentences) if code else identify_languages(sentences)
     vectors = encoder.encode(sentences, languages, batch_size=batch_size, normalize=normalize,

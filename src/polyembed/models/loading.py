@@ -260,7 +260,7 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(name_or_path: str, *, device: str | None = None) -> SentenceEncoder:
+def load_model(name_or_path: str, *, device: str | None = None, revision: str | None = None) -> SentenceEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
     Face id, or a folder of a registered encoder kind (`ENCODER_KINDS`: an ONNX export, whose folder gives the
     int8 graph and a .onnx file in it that graph; a modular bundle; a model with language embeddings).
@@ -269,6 +269,9 @@ def load_model(name_or_path: str, *, device: str | None = None) -> SentenceEncod
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     `device`: 'cpu', 'cuda', 'cuda:N' or 'mps'; None picks the accelerator there is, as sentence-transformers
     does (`polyembed.device`).
+    `revision`: a Hugging Face id's branch, tag or commit (passed to sentence-transformers, which downloads or
+    finds in the cache that revision). A built-in or a local folder has no revisions: it is ignored there, as
+    sentence-transformers ignores it for local paths, with a warning.
     """
     from sentence_transformers import SentenceTransformer
 
@@ -277,12 +280,16 @@ def load_model(name_or_path: str, *, device: str | None = None) -> SentenceEncod
     device = resolve_device(device)
 
     local = Path(name_or_path).expanduser()
+    if revision is not None and (name_or_path in BUILTIN_MODELS or local.exists()):
+        logger.warning("revision %r ignored: %s is a %s, not a Hugging Face id", revision, name_or_path,
+                       "built-in model" if name_or_path in BUILTIN_MODELS else "local folder")
+        revision = None
     for kind in ENCODER_KINDS:
         if kind.can_load(local):
             return kind.load(local, name=name_or_path, device=device)
     target, local_only = resolve_model_path(name_or_path)
     try:
-        model = SentenceTransformer(target, device=device, local_files_only=local_only)
+        model = SentenceTransformer(target, device=device, local_files_only=local_only, revision=revision)
     except PolyembedError:
         raise
     except Exception as err:  # sentence-transformers/HF raise many types: report one clear message

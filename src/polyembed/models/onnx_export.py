@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from polyembed.device import CPU
 from polyembed.errors import PolyembedError, argument
 from polyembed.models.cards import CARD_FILE, export_card_text
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
@@ -356,6 +357,8 @@ class OnnxEncoder(SentenceEncoder):
             raise PolyembedError(f"runtime '{runtime}': choose onnxruntime or openvino")
         self.name = name or str(graph_path)
         self.path = str(folder)
+        self.device = CPU
+        """Exports run on the CPU execution provider (onnxruntime) or CPU plugin (OpenVINO)."""
         self.graph_file = graph
         """The graph this encoder runs, relative to the folder (`onnx/model.onnx`, `onnx/model_qint8.onnx`, an
         OpenVINO `.xml`)."""

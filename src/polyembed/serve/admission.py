@@ -40,6 +40,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from polyembed.serve import auth
 from polyembed.serve.metrics import ServerMetrics
 
 logger = logging.getLogger(__name__)
@@ -60,9 +61,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def error_body(message: str, param: str | None = None, kind: str = "invalid_request_error") -> dict[str, Any]:
+def error_body(message: str, param: str | None = None, kind: str = "invalid_request_error",
+               code: str | None = None) -> dict[str, Any]:
     """OpenAI's error body, which every 4xx and 5xx of the server carries."""
-    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 class WorkQueue:
@@ -144,15 +146,17 @@ class WorkQueue:
 
 
 class AdmissionMiddleware:
-    """Outermost layer of the server: the 431 of a request head over the header limits; and, on
-    `POST .../v1/embeddings`, the 413 of a body over `max_body_bytes` (declared, or counted as it arrives), the 408
-    of a body slower than `body_timeout_seconds`, the 429 (with Retry-After) beyond the concurrency or queue-time
-    limit, the in-flight count, and the per-status request counter and latency histogram (so refusals and 500s
-    are counted like answers)."""
+    """Outermost layer of the server: the 431 of a request head over the header limits; with `api_key_digest`,
+    the 401 of a request without the key (`serve/auth.py`); and, on `POST .../v1/embeddings`, the 413 of a body
+    over `max_body_bytes` (declared, or counted as it arrives), the 408 of a body slower than
+    `body_timeout_seconds`, the 429 (with Retry-After) beyond the concurrency or queue-time limit, the in-flight
+    count, and the per-status request counter and latency histogram (so refusals and 500s are counted like
+    answers)."""
 
     def __init__(self, app: ASGIApp, *, limits: Any, metrics: ServerMetrics, work: WorkQueue,
-                 state: Any) -> None:
+                 state: Any, api_key_digest: bytes | None = None) -> None:
         self.app, self.limits, self.metrics, self.work, self.state = app, limits, metrics, work, state
+        self.api_key_digest = api_key_digest
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -165,6 +169,12 @@ class AdmissionMiddleware:
             await _respond(send, *too_large)
             if embeddings:
                 self._count(too_large[0], started)
+            return
+        unauthorized = auth.refusal(scope, self.api_key_digest) if self.api_key_digest is not None else None
+        if unauthorized is not None:
+            await _respond(send, 401, error_body(unauthorized[0], code=unauthorized[1]), auth.CHALLENGE)
+            if embeddings:
+                self._count(401, started)
             return
         if not embeddings:
             await self.app(scope, receive, send)
@@ -226,7 +236,7 @@ class AdmissionMiddleware:
                                    "bytes)"), {"connection": "close"}
         if size > limit:
             if message.get("more_body", False):
-                await _drain(receive, limit)
+                await _drain(receive, limit // DRAIN_SHARE)
             return 413, error_body(f"the request body has more than {limit:,} bytes; at most {limit:,}"), {
                 "connection": "close"}
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -271,6 +281,9 @@ def head_refusal(scope: Scope, max_headers: int, max_header_bytes: int) -> tuple
 
 LINGER_S = 2.0
 """After a body passes the cap, how long the rest of it is read and dropped before the 413 and the close."""
+DRAIN_SHARE = 4
+"""... and how much of it: a quarter of the cap, so a body up to 1.25x the cap gets its answer, while a client that
+streams without end costs the server little more than the cap itself."""
 
 
 async def _drain(receive: Receive, budget: int) -> None:

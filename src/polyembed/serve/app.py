@@ -17,6 +17,13 @@ queued work (and after that, until the queue has drained to `resume_queue_second
 above `queue_target_seconds`, a 429 with Retry-After
 (`serve/admission.py`). A request whose client disconnects before its batch is
 encoded is dropped from the queue. `GET /metrics` serves Prometheus metrics (`serve/metrics.py`).
+
+With `api_key`, every route but `/health`, `/ready` and `/metrics` needs `Authorization: Bearer KEY`
+(`serve/auth.py`). The model is reported as `served_model_name` (default: the encoder's name) in `/v1/models`,
+`/health` and every answer's `model`; the `model` a request names is not checked, as TEI does: the server has one
+model, and OpenAI clients and frameworks send a name of their own choosing (often an OpenAI model's) that a 400
+would turn into a configuration chore. `/v1/models` also says what runs the model (`describe_backend`: runtime,
+graph file and precision of an export, device), as the startup log line does.
 """
 
 from __future__ import annotations
@@ -26,9 +33,12 @@ import base64
 import contextlib
 import copy
 import gc
+import logging
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 import orjson
@@ -39,13 +49,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from polyembed.config import Options, option
-from polyembed.errors import PolyembedError
+from polyembed.errors import PolyembedError, argument
 from polyembed.languages import require_known_language
-from polyembed.models.encoder import SentenceEncoder
+from polyembed.models.encoder import Bf16Encoder, SentenceEncoder, runs_on_torch
 from polyembed.models.loading import as_encoder
 from polyembed.serve.admission import AdmissionMiddleware, error_body, queue_refusal, refusal_pause
+from polyembed.serve.auth import check_api_key, key_digest
 from polyembed.serve.batching import EmbeddingBatcher
 from polyembed.serve.metrics import ServerMetrics
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -223,10 +236,68 @@ def _tokenize(tokenizer: Any, sentences: list[str], offset: int) -> list[int]:
         raise
 
 
-def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> FastAPI:
-    """The FastAPI application serving `encoder` (run it with uvicorn, or `polyembed serve`)."""
+def check_served_model_name(name: str, flag: str = "--served-model-name") -> str:
+    """`name`, or the error of a blank one (a client could not name the model it lists)."""
+    if not name.strip():
+        raise PolyembedError(f"{argument(flag)}: empty; give the name clients see, or leave it unset for the "
+                             "model's own")
+    return name
+
+
+def describe_backend(encoder: SentenceEncoder) -> dict[str, Any]:
+    """What runs `encoder`, for `/v1/models` and the startup log: `backend` (torch, onnxruntime, openvino, or
+    custom for a user's own object), the `graph` and `precision` of an export (an export folder runs its int8 graph
+    unless told otherwise, which a client comparing scores needs to know), `device`, `dimension`,
+    `max_seq_length`, and the `languages` a routed model has encoders for (null: any)."""
+    runtime, graph = getattr(encoder, "runtime", None), getattr(encoder, "graph_file", None)
+    described: dict[str, Any]
+    if isinstance(runtime, str) and isinstance(graph, str):  # onnx_export.OnnxEncoder: CPU only
+        precision = "int8" if "int8" in PurePosixPath(graph).name else "float32"
+        described = {"backend": runtime, "graph": graph, "precision": precision,
+                     "device": str(getattr(encoder, "device", None))}
+    elif runs_on_torch(encoder):
+        model = getattr(encoder, "model", None)
+        device = getattr(model, "device", None) or getattr(encoder, "device", None)  # a bundle has no one model
+        described = {"backend": "torch", "device": None if device is None else str(device)}
+        parameters = getattr(model, "parameters", None)
+        first = next(iter(parameters()), None) if callable(parameters) else None
+        if isinstance(encoder, Bf16Encoder):
+            described["precision"] = "bfloat16"
+        elif first is not None:
+            described["precision"] = str(first.dtype).removeprefix("torch.")
+    else:
+        described = {"backend": "custom", "device": None}
+    return {**described, "dimension": encoder.dimension, "max_seq_length": encoder.max_seq_length,
+            "languages": encoder.languages}
+
+
+def _startup_line(name: str, encoder: SentenceEncoder, described: dict[str, Any], keyed: bool) -> str:
+    """One line that says what is served and how, the graph file in full (an export's default graph is int8)."""
+    parts = [f"backend {described['backend']}"]
+    if "graph" in described:
+        where = f"{encoder.path}/{described['graph']}" if encoder.path else described["graph"]
+        parts.append(f"graph {where} ({described['precision']})")
+    elif "precision" in described:
+        parts.append(described["precision"])
+    parts.append(f"device {described['device'] or 'its own'}")
+    parts.append(f"{described['dimension']} dimensions")
+    if described["max_seq_length"]:
+        parts.append(f"inputs cut at {described['max_seq_length']} tokens")
+    model = "" if name == encoder.name else f" (model {encoder.name})"
+    return f"serving {name}{model}: {', '.join(parts)}; API key {'required' if keyed else 'not required'}"
+
+
+def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None, *, api_key: str | None = None,
+               served_model_name: str | None = None) -> FastAPI:
+    """The FastAPI application serving `encoder` (run it with uvicorn, or `polyembed serve`). `api_key`: the key
+    every request but the probes and metrics must carry (None: none); `served_model_name`: the name the API
+    reports (None: the encoder's)."""
     encoder = as_encoder(encoder)
     limits = limits or ServerLimits()
+    digest = key_digest(check_api_key(api_key)) if api_key is not None else None
+    name = check_served_model_name(served_model_name) if served_model_name is not None else encoder.name
+    described = describe_backend(encoder)
+    created = int(time.time())
     metrics = ServerMetrics()
     batcher = EmbeddingBatcher(encoder, limits.max_batch_size, limits.max_wait_ms, limits.max_batch_tokens, metrics,
                                limits.call_overhead_tokens, limits.queue_target_seconds, limits.resume_queue_seconds)
@@ -240,6 +311,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        logger.info("%s", _startup_line(name, encoder, described, digest is not None))
         await batcher.start()
         await batcher.embed([WARM_UP_SENTENCE], [None])  # the first encode loads lazily built parts
         batcher.work.tokens_per_second = None  # ... and is no measure of the model's speed
@@ -261,7 +333,8 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     app = FastAPI(title="polyembed embeddings", lifespan=lifespan)
     app.state.batcher, app.state.metrics, app.state.ready, app.state.in_flight = batcher, metrics, False, 0
 
-    app.add_middleware(AdmissionMiddleware, limits=limits, metrics=metrics, work=batcher.work, state=app.state)
+    app.add_middleware(AdmissionMiddleware, limits=limits, metrics=metrics, work=batcher.work, state=app.state,
+                       api_key_digest=digest)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, err: RequestValidationError) -> JSONResponse:
@@ -291,7 +364,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
     @app.get("/health")
     async def health() -> dict[str, Any]:
         """Liveness: the process answers."""
-        return {"status": "ok", "model": encoder.name, "dimension": encoder.dimension}
+        return {"status": "ok", "model": name, "dimension": encoder.dimension}
 
     @app.get("/ready")
     async def ready() -> JSONResponse:
@@ -307,7 +380,9 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": encoder.name, "object": "model", "owned_by": "polyembed"}]}
+        """OpenAI's model list, of the one model; `polyembed` says what runs it (OpenAI clients ignore it)."""
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": created,
+                                            "owned_by": "polyembed", "polyembed": described}]}
 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest, request: Request) -> Response:
@@ -334,7 +409,7 @@ def create_app(encoder: SentenceEncoder, limits: ServerLimits | None = None) -> 
             for index, vector in enumerate(vectors)
         ]
         # serialised here, numpy rows as they are: FastAPI's own encoder walks every float in Python
-        return Response(orjson.dumps({"object": "list", "data": data, "model": body.model or encoder.name,
+        return Response(orjson.dumps({"object": "list", "data": data, "model": name,
                                       "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
                                      option=orjson.OPT_SERIALIZE_NUMPY), media_type="application/json")
 

@@ -16,6 +16,7 @@ from polyembed.methods.base import get_method, train
 from polyembed.methods.base.model_card import CARD_FILE, append_evaluation, card_number, card_text
 from polyembed.methods.base.trainer import TrainResult
 from polyembed.methods.distill.config import DistillConfig
+from polyembed.models.cards import with_model_index
 from tests.helpers import PAIRS, tiny_sentence_transformer
 
 pytestmark = pytest.mark.usefixtures("offline_cache")
@@ -24,6 +25,17 @@ pytestmark = pytest.mark.usefixtures("offline_cache")
 def _front_matter(text: str) -> dict:
     assert text.startswith("---\n")
     return yaml.safe_load(text.split("---\n")[1])
+
+
+def _result(model_dir: Path) -> TrainResult:
+    return TrainResult(method="distill", output_dir=str(model_dir.parent), model_dir=str(model_dir), history=[],
+                       best={}, best_checkpoint=None, steps=10, train_pairs_seen=320, train_seconds=1.0,
+                       pairs_per_second=320.0, peak_memory_mb=1.0)
+
+
+def _card(tmp_path: Path, **options: object) -> str:
+    config, _ = build_config(DistillConfig, None, {"languages": ["de"], **options})
+    return card_text(get_method("distill"), config, _result(tmp_path / "run" / "model"))
 
 
 def test_a_trained_distillation_model_has_its_card(tmp_path: Path) -> None:
@@ -36,7 +48,9 @@ def test_a_trained_distillation_model_has_its_card(tmp_path: Path) -> None:
                    dev_sts_pairs=0, precision="fp32", output_dir=str(tmp_path / "run"), show_progress=False)
     text = (Path(result.model_dir) / CARD_FILE).read_text(encoding="utf-8")
     front = _front_matter(text)
-    assert front["library_name"] == "sentence-transformers" and front["base_model"] == str(student)
+    assert front["library_name"] == "sentence-transformers"
+    assert "base_model" not in front and f"| base model (student) | `{student}` |" in text  # not a Hub id
+    assert front["license"] == "other" and front["license_name"] == "unknown"  # nor a licence it could inherit
     assert front["language"] == ["de", "en"] and "polyembed-distill" in front["tags"]
     assert f"| teacher | `{teacher}` |" in text and "| languages | de (and English) |" in text
     assert "https://arxiv.org/abs/2004.09813" in text and "| training | 4 steps" in text
@@ -50,10 +64,7 @@ def test_the_card_lists_each_dataset_with_its_licence(tmp_path: Path) -> None:
                                                    "datasets": ["mafand-mt", "tatoeba-challenge"]})
     model_dir = tmp_path / "model"
     model_dir.mkdir()
-    result = TrainResult(method="distill", output_dir=str(tmp_path), model_dir=str(model_dir), history=[],
-                         best={}, best_checkpoint=None, steps=10, train_pairs_seen=320, train_seconds=1.0,
-                         pairs_per_second=320.0, peak_memory_mb=1.0)
-    text = card_text(get_method("distill"), config, result)
+    text = card_text(get_method("distill"), config, _result(model_dir))
     for name in ("mafand-mt", "tatoeba-challenge"):
         info = get_dataset(name)
         assert f"| {name} | {info.licence} | {info.source} |" in text
@@ -71,6 +82,10 @@ def test_eval_adds_its_scores_to_the_card_and_a_rerun_replaces_them(tmp_path: Pa
     text = card.read_text(encoding="utf-8")
     assert "| sts17 | en-en | spearman | 81.50 | b |" in text and "80.00" not in text
     assert "| tatoeba | deu | accuracy | 90.00 | b |" in text and text.endswith("## Usage\n")
+    index = _front_matter(text)["model-index"]  # the rows are the Hub's model-index too, replaced alike
+    assert index[0]["name"] == tmp_path.name
+    assert {(r["task"]["name"], m["value"]) for r in index[0]["results"] for m in r["metrics"]} == {
+        ("sts17", 81.5), ("tatoeba", 90.0)}
     plain = tmp_path / "plain"
     plain.mkdir()
     assert append_evaluation(plain, [], "c") is None and not (plain / CARD_FILE).exists()
@@ -101,3 +116,43 @@ def test_polyembed_eval_writes_into_the_card(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     text = (model / CARD_FILE).read_text(encoding="utf-8")
     assert "| parallel-retrieval |" in text and "polyembed eval" in text
+
+
+@pytest.mark.parametrize(("student", "hub_id", "licence"), [
+    ("me5-small", "intfloat/multilingual-e5-small", "mit"),
+    ("minilm-en", "sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"),
+    ("mpnet-en", "sentence-transformers/all-mpnet-base-v2", "apache-2.0"),
+])
+def test_a_built_in_base_model_is_named_by_its_hub_id_and_gives_its_licence(
+    tmp_path: Path, student: str, hub_id: str, licence: str
+) -> None:
+    text = _card(tmp_path, student=student, datasets=["tatoeba-challenge"])
+    front = _front_matter(text)
+    assert front["base_model"] == hub_id and front["license"] == licence
+    assert f"\n# {hub_id} fine-tuned with polyembed's distill for en, de\n" in text
+    assert "a polyembed distill model" not in text and f"the trained weights inherit it (`{licence}`)" in text
+
+
+@pytest.mark.parametrize(("dataset", "fields"), [
+    ("mafand-mt", {"license": "cc-by-nc-4.0"}),
+    ("kardes-xnli", {"license": "cc-by-nc-4.0"}),  # no licence file, but XNLI is CC BY-NC
+    ("multi30k", {"license": "other", "license_name": "non-commercial-training-data",
+                  "license_link": "https://github.com/multi30k/dataset"}),
+])
+def test_non_commercial_training_data_makes_the_model_non_commercial(
+    tmp_path: Path, dataset: str, fields: dict[str, str]
+) -> None:
+    text = _card(tmp_path, student="me5-small", datasets=[dataset])
+    front = _front_matter(text)
+    assert {key: front[key] for key in ("license", "license_name", "license_link") if key in front} == fields
+    licence = text.split("## Licence\n", 1)[1].split("\n## ", 1)[0]
+    assert "`mit`" in licence and dataset in licence and "non-commercial use only" in licence
+
+
+def test_an_old_card_gets_a_hub_base_model_or_none(tmp_path: Path) -> None:
+    """Cards written before base models were Hub ids: a built-in's name becomes its id, a local folder goes."""
+    body = "# m\n\n## Evaluation\n\n<!-- polyembed-eval:start -->\n<!-- polyembed-eval:end -->\n"
+    fixed = _front_matter(with_model_index(f"---\nbase_model: minilm-en\nlicense: mit\n---\n{body}", "m"))
+    assert fixed == {"base_model": "sentence-transformers/all-MiniLM-L6-v2", "license": "mit"}
+    local = with_model_index(f"---\nbase_model: {tmp_path}\nlicense: mit\n---\n{body}", "m")
+    assert "base_model" not in _front_matter(local) and local.endswith(body)

@@ -2,28 +2,42 @@
 
 Why: a folder of weights says nothing about its base model, its teacher, the data it saw (several of our sets
 are non-commercial) or how well it did; sentence-transformers writes a card on every save and users expect one.
-The card uses sentence-transformers' front matter (library, tags, languages, base model) so the Hugging Face Hub
-and its tooling read it, then says, in prose and tables, the method with its paper and parity table, the
-languages, each training dataset with its licence and public source, the dev metrics of the kept model and the
-run's whole config. `polyembed eval --out` adds its scores under "Evaluation" (`append_evaluation`).
+The card uses sentence-transformers' front matter (library, tags, languages, base model as a Hub id, licence)
+so the Hugging Face Hub and its tooling read it, then says, in prose and tables, the method with its paper and
+parity table, the languages, the licence and why (the base model's, or non-commercial when the training data
+is), each training dataset with its licence and public source, the dev metrics of the kept model and the run's
+whole config. `polyembed eval --out` adds its scores under "Evaluation" (`append_evaluation`), and those rows
+are the front matter's `model-index` too (`models.cards.with_model_index`), so the Hub shows them;
+`polyembed push` writes the same again for the repository (`models.cards.card_for_hub`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from polyembed.config import dump_config
-from polyembed.models.cards import CARD_FILE, front_matter
+from polyembed.models.cards import (
+    CARD_FILE,
+    EVALUATION_END,
+    EVALUATION_START,
+    base_model_licence,
+    front_matter,
+    hub_base_model,
+    hub_model_id,
+    local_model_name,
+    read_rows,
+    with_model_index,
+)
 from polyembed.outputs import atomic_write
 
 logger = logging.getLogger(__name__)
 
 EVALUATION_HEADING = "## Evaluation"
-EVALUATION_START, EVALUATION_END = "<!-- polyembed-eval:start -->", "<!-- polyembed-eval:end -->"
-"""`append_evaluation` writes between these markers (a later evaluation of the same task replaces its row)."""
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
@@ -36,14 +50,18 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     teacher = getattr(config, "teacher", None)
     datasets = [name for name in getattr(config, "datasets", None) or [] if isinstance(name, str)]
     folder = Path(result.model_dir)
-    lines = [*front_matter(_base_model(config), ["en", *languages] if languages else [], [f"polyembed-{method.name}"],
-                           datasets),
-             f"# {folder.parent.name}/{folder.name}: a polyembed {method.name} model", "",
-             method.summary, ""]
+    student = _base_model(config)
+    base = hub_base_model(student)
+    licence, licence_lines = _licence(student, datasets, getattr(config, "parallel_files", None) or [])
+    lines = [*front_matter(base, ["en", *languages] if languages else [], [f"polyembed-{method.name}"], datasets,
+                           licence=licence),
+             f"# {_title(method.name, base or student, languages)}", "", method.summary, ""]
     facts = [("method", f"`{method.name}`" + (f" ({method.paper})" if method.paper else "")),
-             ("base model (student)", f"`{_base_model(config)}`")]
+             ("base model (student)", f"`{base or student}`" + (f" (from `{student}`)" if base and base != student
+                                                                 else ""))]
     if teacher:
-        facts.append(("teacher", f"`{teacher}`"))
+        facts.append(("teacher", f"`{hub_model_id(teacher)}`" + (f" (from `{teacher}`)" if hub_model_id(teacher)
+                                                                 != teacher else "")))
     if languages:
         facts.append(("languages", ", ".join(languages) + " (and English)"))
     saved = result.max_seq_length.get("saved") if result.max_seq_length else None
@@ -54,6 +72,7 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     if parity:
         facts.append(("parity with the paper", parity))
     lines += ["| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in facts), ""]
+    lines += ["## Licence", "", *licence_lines, ""]
     if datasets:
         lines += ["## Training data", "",
                   "Check each licence before you use this model: some sets are for non-commercial use only.", "",
@@ -87,6 +106,53 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     return "\n".join(lines)
 
 
+def _title(method: str, base: str, languages: Sequence[str]) -> str:
+    """'<base model> fine-tuned with polyembed's <method> for <languages>': what the model is, not where its
+    folder was."""
+    codes = list(dict.fromkeys(["en", *languages])) if languages else []
+    where = (f" for {', '.join(codes)}" if len(codes) <= 5 else f" for {len(codes)} languages") if codes else ""
+    return f"{base} fine-tuned with polyembed's {method}{where}"
+
+
+NON_COMMERCIAL = re.compile(r"\bNC\b|non-commercial|noncommercial|research use", re.IGNORECASE)
+"""Dataset licences (the registry's wording) that allow no commercial use: CC BY-NC, 'research use'."""
+CC_BY_NC = re.compile(r"CC BY-NC 4\.0", re.IGNORECASE)
+
+
+def _licence(student: str, datasets: Sequence[str], own_files: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """The card's licence fields (the Hub's `license`, with `license_name`/`license_link` for `other`) and the
+    prose saying why. Trained weights inherit the base model's licence; trained on non-commercial data they
+    are offered for non-commercial use only, which is the honest reading of the data's terms: `cc-by-nc-4.0`
+    when every such set is CC BY-NC 4.0, else `other` linking the first set's terms."""
+    from polyembed.data.registry import DATASETS
+
+    base_licence = base_model_licence(student)
+    restricted = [DATASETS[name] for name in datasets if name in DATASETS and NON_COMMERCIAL.search(
+        DATASETS[name].licence)]
+    base_words = (f"The base model `{hub_model_id(student)}` is released under `{base_licence}`"
+                  if base_licence else f"The licence of the base model `{student}` is not known here: check it")
+    own = ([f"The parallel files of your own ({', '.join(f'`{spec}`' for spec in own_files)}) are under "
+            "whatever terms they came with; add them here before you share the model."] if own_files else [])
+    if restricted:
+        names = ", ".join(f"{info.name} ({info.licence})" for info in restricted)
+        if all(CC_BY_NC.search(info.licence) for info in restricted):
+            fields = {"license": "cc-by-nc-4.0"}
+            words = "CC BY-NC 4.0"
+        else:
+            link = re.search(r"https?://\S+", restricted[0].source)
+            fields = {"license": "other", "license_name": "non-commercial-training-data",
+                      **({"license_link": link.group(0).rstrip(");,")} if link else {})}
+            words = "non-commercial terms (`other`)"
+        return fields, [f"{base_words}; this model was trained on {names}, data for non-commercial use only, so "
+                        f"its weights are offered under {words}: non-commercial use only. The licence of each "
+                        "training set is under \"Training data\".", *own]
+    if base_licence:
+        return {"license": base_licence}, [f"{base_words}; the trained weights inherit it (`{base_licence}`). "
+                                           "Check the training data's licences below too.", *own]
+    return ({"license": "other", "license_name": "unknown"},
+            [f"{base_words} before you use or share this model (the card says `other`: unknown).", *own])
+
+
 def write_model_card(method: Any, config: Any, result: Any) -> Path:
     """Write README.md into the result's model folder (atomically) and return its path."""
     path = Path(result.model_dir) / CARD_FILE
@@ -107,36 +173,36 @@ def append_evaluation(model_dir: str | Path, rows: list[dict[str, Any]], source:
         return None
     head, rest = text.split(EVALUATION_START, 1)
     old, tail = rest.split(EVALUATION_END, 1)
-    kept = {_row_key(row): row for row in _read_rows(old)}
+    kept = {_row_key(row): row for row in read_rows(old)}
     for row in rows:
-        kept[_row_key(row)] = {**row, "source": source}
+        kept[_row_key(row)] = {**_task_facts(str(row["task"])), **row, "source": source}
     table = ["| task | languages | metric | value | from |", "|---|---|---|---|---|"]
     table += [f"| {row['task']} | {row.get('languages', '')} | {row['metric']} | {card_number(row['value'])} | "
               f"{row.get('source', '')} |" for row in kept.values()]
     data = json.dumps(list(kept.values()), ensure_ascii=False)
     body = "\n".join([f"<!-- rows: {data} -->", *table])
+    text = with_model_index(f"{head}{EVALUATION_START}\n{body}\n{EVALUATION_END}{tail}",
+                            local_model_name(path.parent))
     with atomic_write(path) as handle:
-        handle.write(f"{head}{EVALUATION_START}\n{body}\n{EVALUATION_END}{tail}")
+        handle.write(text)
     return path
 
 
-def _read_rows(block: str) -> list[dict[str, Any]]:
-    """The card's earlier rows. A hand-edited block is read as far as it makes sense: rows that are not
-    objects with a task, a metric and a value are dropped (with a warning), never a crash after the report."""
-    for line in block.splitlines():
-        if line.startswith("<!-- rows: ") and line.endswith(" -->"):
-            try:
-                rows = json.loads(line[len("<!-- rows: "):-len(" -->")])
-            except ValueError:
-                logger.warning("the model card's evaluation rows are not JSON: they are written anew")
-                return []
-            rows = rows if isinstance(rows, list) else []
-            kept = [row for row in rows if isinstance(row, dict) and {"task", "metric", "value"} <= row.keys()]
-            if len(kept) < len(rows):
-                logger.warning(f"dropped {len(rows) - len(kept)} evaluation rows of the model card that are not "
-                               "objects with a task, a metric and a value")
-            return kept
-    return []
+def _task_facts(task: str) -> dict[str, str]:
+    """What the Hub's model-index says of a row beyond the card's columns, from the task registry: the task's
+    type, its dataset when it has one, its split when it has only one (nothing for a task not registered)."""
+    import polyembed.eval.registry  # noqa: F401 - registers the built-in tasks
+    from polyembed.eval.base import TASKS
+
+    if task not in TASKS:
+        return {}
+    metadata = TASKS[task].metadata
+    facts = {"task_type": metadata.type}
+    if len(metadata.datasets) == 1:
+        facts["dataset"] = metadata.datasets[0]
+    if len(metadata.splits) == 1:
+        facts["split"] = metadata.splits[0]
+    return facts
 
 
 def _row_key(row: dict[str, Any]) -> tuple[str, str, str]:
