@@ -11,7 +11,7 @@ setup:
 	bash scripts/setup.sh
 
 demo: setup
-	.venv/bin/polyembed demo --out results/demo
+	.venv/bin/polyembed demo --output results/demo
 
 test: setup
 	.venv/bin/python -m pytest -q
@@ -44,7 +44,8 @@ benchmarks: setup
 render: setup
 	.venv/bin/python benchmarks/render_all.py
 
-# Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them).
+# Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them), the
+# core and every extra (serve, export, ray, mteb, alignment, fasttext, dev): CI and `make setup` install them all.
 lock:
-	.venv/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 --find-links /opt/wheels \
+	.venv/bin/uv pip compile pyproject.toml --all-extras --python-version 3.11 --find-links /opt/wheels \
 		--custom-compile-command "make lock" -o requirements-lock.txt

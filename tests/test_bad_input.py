@@ -38,6 +38,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-batch-size-text", ["eval", "--tasks", "sts17", "--batch-size", "many", "--out", "{tmp}/r"],
      "'--batch-size': Input should be a valid integer"),
     ("eval-unknown-task", ["eval", "--tasks", "nope", "--out", "{tmp}/r"], "unknown task 'nope'"),
+    ("eval-tasks-repeated-flag", ["eval", "--tasks", "nope", "--tasks", "sts17", "--out", "{tmp}/r"],
+     "unknown task 'nope'"),
     ("eval-unknown-suite", ["eval", "--suite", "nope", "--out", "{tmp}/r"], "unknown suite 'nope'"),
     ("eval-precision-unknown", ["eval", "--tasks", "sts17", "--precision", "fp16", "--out", "{tmp}/r"],
      "--precision fp16: choose one of fp32, bf16, auto"),
@@ -372,6 +374,8 @@ CASES: list[tuple[str, list[str], str]] = [
                           "de={tmp}/good.txt"], "good.txt:1"),
     ("modular-pipeline-bad-preset", ["train", "modular", "pipeline", "--preset", "tiny"], "--preset"),
     ("modular-pipeline-bad-alignment", ["train", "modular", "pipeline", "--alignment", "pairs"], "--alignment"),
+    ("modular-pipeline-skip-la-commas", ["train", "modular", "pipeline", "--languages", "de,kk", "--skip-la",
+                                         "de,ru"], "--skip-la: 'ru' is not one of the languages (de, kk) nor 'all'"),
     ("modular-pipeline-skip-la-unlisted", ["train", "modular", "pipeline", "--languages", "de,kk", "--skip-la", "ru"],
      "--skip-la: 'ru' is not one of the languages (de, kk) nor 'all'"),
     ("translate-bad-beams", ["data", "translate", "{tmp}/good.txt", "-o", "{tmp}/t.tsv", "-m", "{tmp}/afolder",
@@ -516,7 +520,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("export-output-is-a-fifo", ["export", "-o", "{tmp}/fifo"], "fifo: is a FIFO"),
     ("prune-out-is-a-fifo", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/fifo"], "fifo: is a FIFO"),
     ("demo-out-is-a-fifo", ["demo", "--out", "{tmp}/fifo"], "fifo: is a FIFO"),
-    # ---- no command / unknown command
+    # ---- no command / unknown command, global options
+    ("verbose-and-quiet", ["-v", "-q", "doctor"], "give --verbose or --quiet, not both"),
     ("unknown-command", ["frobnicate"], "frobnicate"),
 ]
 

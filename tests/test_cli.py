@@ -194,13 +194,15 @@ assert CliRunner().invoke(app, ["--help"]).exit_code == 0
 print(",".join(name for name in heavy if name in sys.modules))
 listing = CliRunner().invoke(app, ["train", "--help"]).output
 print(",".join(name for name in ("distill", "modular", "wacse", "emmax") if name in listing))
+assert CliRunner().invoke(app, ["train", "distill", "--help"]).exit_code == 0
 print(",".join(name for name in heavy if name in sys.modules))
 """
 
 
 def test_the_help_leaves_the_training_stack_unimported_until_train_is_asked_for() -> None:
-    """`polyembed --help` and every command but `train` start without the training methods, and with them torch,
-    transformers and sentence-transformers (seconds of start-up); `polyembed train --help` adds every method."""
+    """`polyembed --help` and every command but `train` start without the training methods; `polyembed train
+    --help` and `train distill --help` register every method (their options) without importing torch,
+    transformers and sentence-transformers (seconds of start-up): a run imports them."""
     import subprocess
     import sys
 
@@ -208,7 +210,7 @@ def test_the_help_leaves_the_training_stack_unimported_until_train_is_asked_for(
     assert done.returncode == 0, done.stderr
     before, listed, after = done.stdout.splitlines()
     assert before == "" and listed == "distill,modular,wacse,emmax"
-    assert after == "torch,transformers,sentence_transformers,polyembed.methods.distill"
+    assert after == "polyembed.methods.distill"
 
 
 def test_train_help_shows_each_option_s_default_choices_and_range() -> None:
@@ -220,3 +222,43 @@ def test_train_help_shows_each_option_s_default_choices_and_range() -> None:
     assert "Range: >= 1. Config default: 64." in lines["--batch-size"]
     assert "One of: auto, bf16, fp32. Config default: auto." in lines["--precision"]
     assert "Range: >= 0 and < 1. Config default: 0.1." in lines["--warmup-ratio"]
+
+
+def test_quiet_leaves_stderr_empty(tmp_path: Path) -> None:
+    """-q: no progress notes, no progress bars (ours or the libraries'); the result line stays on stdout."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("Hello world.\nA house.\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    quiet = subprocess.run([sys.executable, "-m", "polyembed", "-q", "encode", str(tmp_path / "a.txt"), "-m",
+                            "minilm-en", "--language", "en", "-o", str(tmp_path / "v.npy")],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "encoded 2 sentences" in quiet.stdout
+
+
+def test_list_options_take_commas_a_repeated_flag_or_both() -> None:
+    from polyembed.cli_app import _split
+    from polyembed.cli_train import commas_split
+
+    assert _split(["de,sw", "kk", " ", "yo, ha"]) == ["de", "sw", "kk", "yo", "ha"]
+    assert _split("de, sw") == ["de", "sw"] and _split([""]) is None and _split(None) is None
+    assert commas_split("skip_la") and commas_split("datasets") and commas_split("languages")
+    assert not commas_split("parallel_files") and not commas_split("encoders")  # 'de=a.en,a.de' is one value
+
+
+def test_every_writing_command_takes_dash_o_and_the_old_out_still_works(tmp_path: Path) -> None:
+    """One name for one setting: -o/--output on every command that writes (train: -o/--output-dir); the old
+    --out is read as --output for one more version, and not shown in the help."""
+    runner = CliRunner()
+    for command in (["eval"], ["demo"], ["models", "prune"], ["models", "transfer-vocabulary"], ["encode"],
+                    ["mine"], ["export"], ["align"], ["data", "translate"], ["train", "distill"]):
+        shown = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "400"}).output
+        assert " -o " in shown and "--out " not in shown, command
+    (tmp_path / "afile").write_text("x")
+    old = runner.invoke(app, ["eval", "--tasks", "sts17", "--out", str(tmp_path / "afile")])
+    new = runner.invoke(app, ["eval", "--tasks", "sts17", f"--output={tmp_path / 'afile'}"])
+    assert old.exit_code == new.exit_code == 2
+    assert "--output " in old.stderr and old.stderr == new.stderr

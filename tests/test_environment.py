@@ -3,6 +3,9 @@ a known-broken pair of packages stops a command with one line, and `doctor` / `-
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -22,10 +25,16 @@ LOCK = ROOT / environment.LOCK_FILE
 runner = CliRunner()
 
 
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
 def _pyproject_requirements() -> list[Requirement]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    """Every requirement of pyproject.toml, the core and each extra (`all`, which names polyembed's own extras,
+    left out: its packages are those extras')."""
+    project = _pyproject()
     lines = project["dependencies"] + [line for extra in project["optional-dependencies"].values() for line in extra]
-    return [Requirement(line) for line in lines]
+    return [requirement for requirement in map(Requirement, lines) if canonical(requirement.name) != "polyembed"]
 
 
 def test_lock_satisfies_every_range_of_pyproject() -> None:
@@ -137,7 +146,162 @@ def test_doctor_reports_versions_paths_and_models(monkeypatch, tmp_path: Path) -
 
 def test_doctor_exits_1_and_names_a_problem(monkeypatch) -> None:
     real = environment.installed_version
-    monkeypatch.setattr(environment, "installed_version", lambda name: None if name == "onnxruntime" else real(name))
+    monkeypatch.setattr(environment, "installed_version", lambda name: None if name == "faiss-cpu" else real(name))
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 1
-    assert "problem: onnxruntime is not installed: pip install 'onnxruntime==" in result.output
+    assert "problem: faiss-cpu is not installed: pip install 'faiss-cpu==" in result.output
+
+
+def test_doctor_reads_a_missing_extra_as_no_problem(monkeypatch) -> None:
+    """The core alone is a complete install: a package of an extra that is not there is a row, not a problem."""
+    real = environment.installed_version
+    absent = {"onnxruntime", "fastapi"}
+    monkeypatch.setattr(environment, "installed_version", lambda name: None if name in absent else real(name))
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    rows = dict(line.split(None, 1) for line in result.output.splitlines() if "  " in line)
+    assert rows["onnxruntime"].strip() == "not installed (extra export)"
+    assert rows["extras"].strip() == ("installed: alignment, fasttext, mteb, ray; partly installed: export (not "
+                                      "onnxruntime), serve (not fastapi) (pip install 'polyembed[EXTRA]')")
+    assert result.output.rstrip().endswith("problems: none found")
+
+
+# --- extras: the core install, and what a command says when it needs an extra that is not there ---
+
+EXTRA_OF = {"fastapi": "serve", "uvicorn": "serve", "uvloop": "serve", "httptools": "serve", "orjson": "serve",
+            "prometheus-client": "serve", "onnx": "export", "onnxruntime": "export", "onnxscript": "export",
+            "openvino": "export", "ray": "ray", "mteb": "mteb", "eflomal": "alignment", "gensim": "fasttext"}
+"""The optional packages and their extras (the issue's list: none of them is needed to train and evaluate)."""
+
+
+def test_pyproject_declares_ranges_and_extras() -> None:
+    """No exact pin on torch (an install keeps the user's build), the optional packages only in extras, `all`
+    gathering every extra, and the installed metadata agreeing (what `require` names)."""
+    project = _pyproject()
+    core = {canonical(Requirement(line).name): Requirement(line) for line in project["dependencies"]}
+    assert str(core["torch"].specifier) == ">=2.6", "a range (transformers 5 disables torch < 2.6), never a pin"
+    assert not set(EXTRA_OF) & set(core), "an optional package is in the core dependencies"
+    for needed in ("sentence-transformers", "transformers", "datasets", "accelerate", "faiss-cpu", "peft"):
+        assert needed in core, f"{needed}: training or evaluation needs it, so it is core"
+    extras = project["optional-dependencies"]
+    declared = {canonical(Requirement(line).name): extra for extra, lines in extras.items()
+                if extra not in environment.GATHERING_EXTRAS for line in lines}
+    assert declared == EXTRA_OF
+    [gathered] = extras["all"]
+    assert Requirement(gathered).extras == set(extras) - set(environment.GATHERING_EXTRAS)
+    assert environment.declared_extras() == EXTRA_OF, "installed metadata is stale: run `make setup`"
+
+
+def test_makefile_lock_resolves_every_extra() -> None:
+    """`make lock` pins the core and every extra: the lock CI installs covers all of them."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nlock:", 1)[1].split("\n\n", 1)[0]
+    assert "uv pip compile pyproject.toml --all-extras" in recipe
+
+
+def _missing(*names: str):
+    return lambda name: None if name in names else environment.installed_version(name)
+
+
+def test_require_names_the_extra_in_one_line() -> None:
+    with pytest.raises(IncompatibleEnvironmentError) as caught:
+        require(("fastapi", "uvicorn", "orjson"), "polyembed serve", _missing("fastapi", "uvicorn"))
+    assert str(caught.value) == ("polyembed serve needs the serve extra: pip install 'polyembed[serve]' "
+                                 "(not installed: fastapi, uvicorn)")
+    with pytest.raises(IncompatibleEnvironmentError) as caught:  # the extra given by the caller wins
+        require(("eflomal",), "the eflomal aligner", _missing("eflomal"), extra="alignment")
+    assert str(caught.value).startswith("the eflomal aligner needs the alignment extra: "
+                                        "pip install 'polyembed[alignment]'")
+    require(("fastapi", "onnx"), "polyembed serve", _missing())  # all there: no error
+
+
+def test_require_mixed_problems_name_each() -> None:
+    """A missing core package next to a missing extra: each line says its own fix."""
+    with pytest.raises(IncompatibleEnvironmentError) as caught:
+        require(("faiss-cpu", "ray"), "polyembed mine", _missing("faiss-cpu", "ray"))
+    message = str(caught.value)
+    assert message.startswith("polyembed mine: faiss-cpu is not installed: pip install 'faiss-cpu")
+    assert "ray is not installed (the ray extra): pip install 'polyembed[ray]'" in message
+    assert "\n" not in message
+
+
+def test_training_options_require_their_extras(monkeypatch) -> None:
+    """Options that need an extra name it before anything loads: WACSE's default eflomal aligner, FOCUS's
+    fastText token space; a tr-only WACSE run aligns nothing and needs no eflomal."""
+    from polyembed.methods.distill.config import DistillConfig
+    from polyembed.methods.wacse.config import WacseConfig
+
+    assert "eflomal" in WacseConfig().required_packages()
+    assert "eflomal" not in WacseConfig(objectives=["tr"]).required_packages()
+    assert "eflomal" not in WacseConfig(aligner="itermax").required_packages()
+    focus = DistillConfig(student_vocabulary="transfer", vocabulary_auxiliary="fasttext", adapter="lora")
+    assert set(focus.required_packages()) == {"gensim", "peft"}
+    assert DistillConfig().required_packages() == ()
+
+
+def test_train_wacse_without_the_alignment_extra_exits_2(monkeypatch, tmp_path: Path) -> None:
+    real = environment.installed_version
+    monkeypatch.setattr(environment, "installed_version", lambda name: None if name == "eflomal" else real(name))
+    result = runner.invoke(app, ["train", "wacse", "--languages", "kk", "--output-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    [line] = [text for text in result.output.splitlines() if text.strip()]
+    assert line == ("error: polyembed train wacse needs the alignment extra: pip install 'polyembed[alignment]' "
+                    "(not installed: eflomal)")
+    assert not (tmp_path / "r").exists()
+
+
+def test_extra_checks_in_the_api(monkeypatch, tmp_path: Path) -> None:
+    """The API's entry points to optional parts stop with the extra's line before doing anything."""
+    from polyembed.alignment import eflomal_align
+    from polyembed.eval.mteb_model import MTEBEncoder
+    from polyembed.models.onnx_export import export_onnx
+    from polyembed.streaming import StreamOptions, encode_to_shards
+
+    monkeypatch.setattr(environment, "installed_version", lambda name: None if name in EXTRA_OF else "99")
+    with pytest.raises(IncompatibleEnvironmentError, match=r"^the eflomal aligner needs the alignment extra"):
+        eflomal_align([])
+    with pytest.raises(IncompatibleEnvironmentError, match=r"^MTEBEncoder needs the mteb extra: pip install "
+                                                           r"'polyembed\[mteb\]' \(not installed: mteb\)$"):
+        MTEBEncoder("minilm-en")
+    with pytest.raises(IncompatibleEnvironmentError, match=r"^polyembed export needs the export extra: .*"
+                                                           r"\(not installed: onnx, onnxruntime\)$"):
+        export_onnx("minilm-en", tmp_path / "export")
+    source = tmp_path / "in.txt"
+    source.write_text("a\n", encoding="utf-8")
+    with pytest.raises(IncompatibleEnvironmentError, match=r"^backend ray needs the ray extra"):
+        encode_to_shards("minilm-en", source, tmp_path / "shards", StreamOptions(workers=2, backend="ray"))
+    assert not (tmp_path / "export").exists() and not (tmp_path / "shards").exists()
+
+
+CORE_ONLY = """
+import importlib.abc, sys
+OPTIONAL = {optional!r}
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in OPTIONAL:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Block())
+from polyembed import environment
+environment.installed_version = lambda name, real=environment.installed_version: (
+    None if name.replace("-", "_") in OPTIONAL else real(name))
+import polyembed, polyembed.api, polyembed.cli, polyembed.eval, polyembed.methods, polyembed.mining
+from polyembed.cli import app
+from typer.testing import CliRunner
+result = CliRunner().invoke(app, ["serve", "-m", "minilm-en"])
+print(result.exit_code)
+print(result.output.strip())
+"""
+
+
+def test_core_imports_and_serve_without_the_extras() -> None:
+    """With every optional package hidden (as in a core-only install), polyembed and its CLI import, and
+    `polyembed serve` says which extra to install (tests/test_install.py does it in a real core-only venv)."""
+    optional = sorted({name.replace("-", "_") for name in EXTRA_OF} | {"prometheus_client", "starlette"})
+    script = CORE_ONLY.format(optional=set(optional))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    code, line = done.stdout.strip().splitlines()[-2:]
+    assert code == "2"
+    assert line == ("error: polyembed serve needs the serve extra: pip install 'polyembed[serve]' "
+                    "(not installed: fastapi, uvicorn, httptools, orjson, prometheus-client)")

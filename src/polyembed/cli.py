@@ -38,9 +38,20 @@ def main(
         bool, typer.Option("--version", help="Print polyembed's version and exit.", is_eager=True,
                            callback=_print_version)
     ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also show debug messages.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show warnings and errors only: no progress notes "
+                                                              "or progress bars.")] = False,
 ) -> None:
     """polyembed: build multilingual sentence encoders and prove they work."""
-    show_messages()
+    import logging
+    import os
+
+    if verbose and quiet:
+        raise typer.BadParameter("give --verbose or --quiet, not both", param_hint="-v / -q")
+    if quiet:
+        os.environ["TQDM_DISABLE"] = "1"  # tqdm's own switch: our progress bars and most libraries'
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # transformers' and the Hub's (read when they load)
+    show_messages(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
 
 
 DataRootOption = Annotated[
@@ -54,13 +65,15 @@ DataRootOption = Annotated[
 def eval_command(
     model: ModelOption = "me5-small",
     suite: Annotated[str, typer.Option(help="Suite: default or full (ignored when --tasks is given).")] = "default",
-    tasks: Annotated[str | None, typer.Option(help="Comma-separated task names (see `polyembed tasks`).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder.")] = Path("results/eval"),
+    tasks: Annotated[list[str] | None, typer.Option(
+        help="Task names (see `polyembed tasks`): commas or a repeated flag.")] = None,
+    out: Annotated[Path, typer.Option("--output", "-o", help="Report folder.")] = Path("results/eval"),
     data_root: DataRootOption = None,
     batch_size: Annotated[int, typer.Option(help="Encoding batch size.", min=1)] = 64,
     plots: Annotated[bool, typer.Option(help="Write plots.")] = True,
     languages: Annotated[
-        str | None, typer.Option(help="Comma-separated languages/subsets for the tasks named in --tasks.")
+        list[str] | None, typer.Option(help="Languages/subsets for the tasks named in --tasks: commas or a repeated "
+                                            "flag.")
     ] = None,
     task_arg: Annotated[
         list[str] | None,
@@ -79,9 +92,9 @@ def eval_command(
     device: DeviceOption = None,
     prompt_name: PromptNameOption = None,
 ) -> None:
-    """Evaluate a model and write results.json, report.md and plots to --out.
+    """Evaluate a model and write results.json, report.md and plots to --output.
 
-    Only the report's own files in --out are replaced (and those an earlier report wrote there); anything
+    Only the report's own files in --output are replaced (and those an earlier report wrote there); anything
     else in the folder is left alone."""
     from polyembed.device import choose_device
 
@@ -317,10 +330,10 @@ def models_prepare(name: Annotated[str, typer.Argument(help="Built-in model name
 @clean_errors
 def models_prune(
     corpus: Annotated[list[Path], typer.Argument(help="Text files whose vocabulary is kept.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the pruned model.")],
+    out: Annotated[Path, typer.Option("--output", "-o", help="Folder for the pruned model.")],
     model: ModelOption = "me5-small",
     overwrite: Annotated[
-        bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
+        bool, typer.Option(help="Replace a model polyembed saved in --output before (other folders are refused).")
     ] = False,
     device: DeviceOption = None,
 ) -> None:
@@ -333,7 +346,7 @@ def models_prune(
     from polyembed.models.pruning import prune_vocabulary
     from polyembed.models.saving import check_model_output_dir
 
-    check_model_output_dir(out, overwrite, "--out")
+    check_model_output_dir(out, overwrite, "--output")
     lines = [line for path in corpus for line in read_lines(path, allow_empty=True) if line.strip()]
     if not lines:
         raise PolyembedError(f"{', '.join(map(str, corpus))}: no text to keep a vocabulary for")
@@ -347,7 +360,7 @@ def models_transfer_vocabulary(
     corpus: Annotated[
         list[str], typer.Argument(help="Target-language text files, FILE or LANG=FILE (one sentence per line).")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the new model (or one per language).")],
+    out: Annotated[Path, typer.Option("--output", "-o", help="Folder for the new model (or one per language).")],
     model: ModelOption = "me5-small",
     vocab_size: Annotated[int, typer.Option(help="Tokens in each new vocabulary.", min=1)] = 16000,
     per_language: Annotated[
@@ -359,7 +372,7 @@ def models_transfer_vocabulary(
     unseen: Annotated[str, typer.Option(help="Rare new tokens: random (FOCUS) or decompose (old pieces).")] = "random",
     seed: Annotated[int, typer.Option(min=0)] = 0,
     overwrite: Annotated[
-        bool, typer.Option(help="Replace a model polyembed saved in --out before (other folders are refused).")
+        bool, typer.Option(help="Replace a model polyembed saved in --output before (other folders are refused).")
     ] = False,
     device: DeviceOption = None,
 ) -> None:
@@ -374,7 +387,7 @@ def models_transfer_vocabulary(
     from polyembed.models.vocabulary_transfer import check_choices
 
     check_choices(unseen, auxiliary)
-    check_model_output_dir(out, overwrite, "--out")
+    check_model_output_dir(out, overwrite, "--output")
     texts: dict[str | None, list[str]] = {}
     for spec in corpus:
         prefix, sep, rest = spec.partition("=")
@@ -432,9 +445,8 @@ def data_list(data_root: DataRootOption = None) -> None:
 @app.command("demo")
 @clean_errors
 def demo_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder (the training run goes to OUT/run).")] = Path(
-        "results/demo"
-    ),
+    out: Annotated[Path, typer.Option("--output", "-o", help="Report folder (the training run goes to OUTPUT/run).")
+                   ] = Path("results/demo"),
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help="Distillation YAML (default: the packaged demo preset).")
     ] = None,

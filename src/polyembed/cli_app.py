@@ -15,12 +15,30 @@ from typer.core import TyperGroup
 
 from polyembed.errors import PolyembedError, on_command_line
 
+RENAMED_FLAGS = {"--out": "--output"}
+"""Flags renamed so that one setting has one name on every command; the old names still work (not shown in
+the help) until the next version."""
+
+
+def _renamed(args: list[str]) -> list[str]:
+    """`args` with the old flag names (`RENAMED_FLAGS`, also as `--out=VALUE`) written as the new ones."""
+    out = []
+    for arg in args:
+        flag, equals, value = arg.partition("=")
+        out.append(RENAMED_FLAGS[flag] + equals + value if flag in RENAMED_FLAGS else arg)
+    return out
+
 
 class CleanErrorsGroup(TyperGroup):
     """The root command group: usage errors (unknown option, a flag value of the wrong type or out of
-    range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2."""
+    range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2. Old flag names
+    (`RENAMED_FLAGS`) are read as their new ones."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, args: Any = None, *rest: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        args = _renamed(list(sys.argv[1:] if args is None else args))
+        return self._main(args, *rest, standalone_mode=standalone_mode, **kwargs)
+
+    def _main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
             with on_command_line():
                 return super().main(*args, standalone_mode=False, **kwargs)
@@ -45,6 +63,9 @@ class CleanErrorsGroup(TyperGroup):
 app = typer.Typer(
     cls=CleanErrorsGroup,
     help="polyembed: build multilingual sentence encoders and prove they work.",
+    epilog="Examples: polyembed demo (the whole job on the built-in data) | polyembed train distill --languages sw "
+    "--parallel-files sw=bitext.tsv --output-dir runs/sw | polyembed eval -m runs/sw/model | polyembed encode "
+    "sentences.txt -o vectors.npy | polyembed serve -m runs/sw/model",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -96,5 +117,9 @@ def clean_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _split(values: str | None) -> list[str] | None:
-    return [v.strip() for v in values.split(",") if v.strip()] if values else None
+def _split(values: str | list[str] | None) -> list[str] | None:
+    """A list option's values, given as commas, a repeated flag, or both ('a,b' and 'c' -> a, b, c)."""
+    if not values:
+        return None
+    items = [item.strip() for value in ([values] if isinstance(values, str) else values) for item in value.split(",")]
+    return [item for item in items if item] or None

@@ -180,6 +180,7 @@ def serve_command(
     by its POLYEMBED_* environment variable (the flag wins), as in a container."""
     import os
 
+    from polyembed import serve  # noqa: F401 - first: without the serve extra it says which extra to install
     from polyembed.device import choose_device
     from polyembed.errors import PolyembedError
 

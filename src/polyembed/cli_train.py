@@ -15,6 +15,12 @@ from typer.core import TyperGroup
 from polyembed.cli_app import _split, clean_errors, train_app
 
 
+def commas_split(option: str) -> bool:
+    """Whether a list option's flag also takes commas ('--languages de,sw'): lists of codes and names do; lists of
+    files and folders ('--parallel-files de=a.en,a.de', '--encoders sw=folder') keep commas as part of a value."""
+    return not option.endswith("_files") and option != "encoders"
+
+
 def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command one flag per field of `config_class` (help from the field), plus --config FILE.
 
@@ -38,11 +44,10 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
         def wrapper(**kwargs: Any) -> Any:
             config_file = kwargs.pop("config_file")
             overrides = {f.name: kwargs.pop(f.name) for f in fields}
-            if overrides.get("languages") is not None:
-                overrides["languages"] = [code for value in overrides["languages"] for code in _split(value) or []]
             for key, value in overrides.items():  # a list flag given as '' empties the list (--datasets '')
-                if isinstance(value, list) and key != "languages":
-                    overrides[key] = [item for item in value if item != ""]
+                if isinstance(value, list):
+                    overrides[key] = (_split(value) or []) if commas_split(key) else [item for item in value
+                                                                                     if item != ""]
             return command(config_file=config_file, overrides=overrides, **kwargs)
 
         params = [
@@ -67,11 +72,16 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             bounds = f.metadata.get("bounds", {})
             limits = f" Range: {describe_range(bounds)}." if bounds else ""
-            several = " Repeat the flag for several values; '' for none." if typing.get_origin(base) is list else ""
+            several = ""
+            if typing.get_origin(base) is list:
+                several = (" Commas or a repeated flag; '' for none." if commas_split(f.name) else
+                           " Repeat the flag for several values; '' for none.")
             # plain text: typer's Rich help drops anything in square brackets as markup
             shown = f"{several}{choices}{limits} Config default: "
             shown += f"{','.join(map(str, default)) if isinstance(default, list) or default == [] else default}."
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
+            if f.name == "output_dir":  # -o, as every command that writes has it
+                names.append("-o")
             annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
             params.append(
                 inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)

@@ -307,7 +307,7 @@ def run_demo(
 
     started = time.perf_counter()
     precision = resolve_precision(precision)
-    out = check_output_dir(out_dir, argument("--out", "out_dir")).resolve()
+    out = check_output_dir(out_dir, argument("--output", "out_dir")).resolve()
     options = {"output_dir": str(out / "run"), **overrides}
     if data_root is not None:
         options["data_root"] = str(data_root)

@@ -39,7 +39,8 @@ class DoctorReport:
 def _version_row(name: str) -> str:
     version = environment.installed_version(name)
     if version is None:
-        return "not installed"
+        extra = environment.declared_extras().get(environment.canonical(name))
+        return f"not installed (extra {extra})" if extra else "not installed"
     locked = environment.locked_versions().get(name)
     return version if locked in (None, version) else f"{version} (lock: {locked})"
 
@@ -57,7 +58,8 @@ def doctor_report() -> DoctorReport:
             ("python", f"{platform.python_version()} ({sys.executable})"),
             ("platform", platform.platform())]
     rows += [(name, _version_row(name)) for name in PACKAGES]
-    problems = environment.problems(PACKAGES)
+    rows.append(("extras", _extras_row()))
+    problems = environment.problems(PACKAGES, optional_missing=False)  # the core alone is a complete install
     try:
         root = str(data_root())
     except PolyembedError as err:
@@ -71,6 +73,26 @@ def doctor_report() -> DoctorReport:
     for name, info in BUILTIN_MODELS.items():
         rows.append((f"model {name}", _model_row(name, info, problems)))
     return DoctorReport(rows, problems)
+
+
+def _extras_row() -> str:
+    """Which of polyembed's extras are installed: a missing one is no problem, only a command that needs it
+    stops (and says which extra to install)."""
+    extras = environment.extra_packages()
+    if not extras:
+        return "unknown (polyembed's metadata not found)"
+    there, absent, partly = [], [], []
+    for extra, packages in sorted(extras.items()):
+        missing = [name for name in packages if environment.installed_version(name) is None]
+        if not missing:
+            there.append(extra)
+        elif len(missing) == len(packages):
+            absent.append(extra)
+        else:
+            partly.append(f"{extra} (not {', '.join(missing)})")
+    parts = [f"{label}: {', '.join(names)}" for label, names in (("installed", there), ("not installed", absent),
+                                                                  ("partly installed", partly)) if names]
+    return "; ".join(parts) + (f" ({environment.install_extra('EXTRA')})" if absent or partly else "")
 
 
 def _model_row(name: str, info: BuiltinModel, problems: list[str]) -> str:

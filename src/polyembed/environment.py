@@ -4,12 +4,18 @@ Why: a user who installs polyembed outside the lock file can end up with a pair 
 other deep inside a run (transformers 5.24 refuses every peft older than 0.22, and none exists yet). A command
 that needs such a piece checks it first and stops with one line saying which package to move to which
 version. A neutral module (like `polyembed.errors`): every layer may import it; it imports no other layer.
+
+`pip install polyembed` brings the core (training, evaluation, mining, encoding); serving, export, Ray, MTEB,
+eflomal and fastText come with extras (pyproject.toml's optional-dependencies). A command that needs a missing
+extra stops with one line naming it: "polyembed serve needs the serve extra: pip install 'polyembed[serve]'
+(not installed: fastapi, uvicorn)".
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +29,9 @@ LOCK_FILE = "requirements-lock.txt"
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 
 VersionLookup = Callable[[str], str | None]
+
+GATHERING_EXTRAS = ("all", "dev")
+"""Extras that gather others (`all`) or serve development (`dev`): never the extra a message names."""
 
 
 class IncompatibleEnvironmentError(PolyembedError):
@@ -48,22 +57,65 @@ def polyembed_version() -> str:
     return installed_version("polyembed") or "unknown (not installed)"
 
 
-def declared_requirements() -> dict[str, Requirement]:
-    """polyembed's own dependency ranges (its installed metadata; extras left out), by canonical name."""
+def _own_requirements() -> list[tuple[Requirement, str | None]]:
+    """polyembed's requirements from its installed metadata, each with the extra that brings it (None: the
+    core); an extra that names polyembed's own other extras (`all`) is left out, its packages come with those."""
     try:
         lines = metadata.requires("polyembed") or []
+        extras = metadata.metadata("polyembed").get_all("Provides-Extra") or []
     except metadata.PackageNotFoundError:
-        return {}
-    declared = {}
+        return []
+    found = []
     for line in lines:
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue
-        if requirement.marker is not None and "extra" in str(requirement.marker):
+        if canonical(requirement.name) == "polyembed":
             continue
-        declared[canonical(requirement.name)] = requirement
-    return declared
+        extra = None
+        if requirement.marker is not None and "extra" in str(requirement.marker):
+            extra = next((name for name in extras if _marker_names_extra(requirement, name)), None)
+            if extra is None:
+                continue
+        found.append((requirement, extra))
+    return found
+
+
+def _marker_names_extra(requirement: Requirement, extra: str) -> bool:
+    """Whether the requirement's marker asks for `extra` (platform conditions aside: `uvloop; sys_platform !=
+    'win32' and extra == 'serve'` belongs to serve on every platform)."""
+    marker = str(requirement.marker).replace(" ", "").replace("'", '"')
+    return f'extra=="{extra}"' in marker
+
+
+def declared_requirements() -> dict[str, Requirement]:
+    """polyembed's own dependency ranges (its installed metadata, the core and every extra), by canonical
+    name: a package an extra brings must be in its range too when it is installed."""
+    return {canonical(requirement.name): requirement for requirement, _ in _own_requirements()}
+
+
+def declared_extras() -> dict[str, str]:
+    """The extra that brings each optional package (`fastapi` -> `serve`), by canonical name; core packages
+    and those only `dev` brings are not in it."""
+    return {canonical(requirement.name): extra for requirement, extra in _own_requirements()
+            if extra is not None and extra not in GATHERING_EXTRAS}
+
+
+def install_extra(extra: str) -> str:
+    """The command that installs one of polyembed's extras."""
+    return f"pip install 'polyembed[{extra}]'"
+
+
+def extra_packages() -> dict[str, list[str]]:
+    """The packages each of polyembed's extras brings on this platform (uvloop: not on Windows)."""
+    packages: dict[str, list[str]] = {}
+    for requirement, extra in _own_requirements():
+        if extra is None or extra in GATHERING_EXTRAS:
+            continue
+        if requirement.marker is None or requirement.marker.evaluate({"extra": extra}):
+            packages.setdefault(extra, []).append(requirement.name)
+    return packages
 
 
 def read_lock(path: Path) -> dict[str, str]:
@@ -122,25 +174,40 @@ PAIR_CHECKS: dict[str, PairCheck] = {"peft": _peft_transformers}
 """Known refusals between two packages, checked when a command needs the first one."""
 
 
-def problems(names: Iterable[str], version_of: VersionLookup | None = None,
-             pair_checks: dict[str, PairCheck] | None = None) -> list[str]:
-    """One line per problem with the named packages: missing, refused by another installed package, or
-    outside polyembed's declared range. `version_of` (default: what is installed) lets tests pose as
-    another environment."""
+@dataclass(frozen=True)
+class Problem:
+    """One package that cannot work here: the line to show, and the extra to install when all that is wrong is
+    that the package (which that extra brings) is missing."""
+
+    package: str
+    line: str
+    missing_extra: str | None = None
+
+
+def package_problems(names: Iterable[str], version_of: VersionLookup | None = None,
+                     pair_checks: dict[str, PairCheck] | None = None, *, extra: str | None = None,
+                     optional_missing: bool = True) -> list[Problem]:
+    """`problems`, each with its package and, for a package of an extra that is not installed, that extra."""
     version_of = version_of or (lambda name: installed_version(name))
     declared = declared_requirements()
+    extras = declared_extras()
     checks = PAIR_CHECKS if pair_checks is None else pair_checks
     found = []
     for name in names:
         version = version_of(name)
         requirement = declared.get(canonical(name))
         if version is None:
-            found.append(f"{name} is not installed: {_advice(name, requirement)}")
+            its_extra = extra or extras.get(canonical(name))
+            if its_extra is None:
+                found.append(Problem(name, f"{name} is not installed: {_advice(name, requirement)}"))
+            elif optional_missing:
+                found.append(Problem(name, f"{name} is not installed (the {its_extra} extra): "
+                                           f"{install_extra(its_extra)}", its_extra))
             continue
         pair = checks.get(canonical(name))
         message = pair(version_of) if pair is not None else None
         if message:
-            found.append(message)
+            found.append(Problem(name, message))
             continue
         try:
             outside = requirement is not None and not requirement.specifier.contains(Version(version),
@@ -148,13 +215,36 @@ def problems(names: Iterable[str], version_of: VersionLookup | None = None,
         except InvalidVersion:
             outside = False
         if outside:
-            found.append(f"{name} {version} is outside polyembed's supported range {requirement.specifier}: "
-                         f"{_advice(name, requirement)}")
+            found.append(Problem(name, f"{name} {version} is outside polyembed's supported range "
+                                       f"{requirement.specifier}: {_advice(name, requirement)}"))
     return found
 
 
-def require(names: Iterable[str], purpose: str, version_of: VersionLookup | None = None) -> None:
-    """Stop with a clear error (exit 2 on the CLI) when the packages `purpose` needs cannot work here."""
-    found = problems(names, version_of)
-    if found:
-        raise IncompatibleEnvironmentError(f"{purpose}: {'; '.join(found)}")
+def problems(names: Iterable[str], version_of: VersionLookup | None = None,
+             pair_checks: dict[str, PairCheck] | None = None, *, extra: str | None = None,
+             optional_missing: bool = True) -> list[str]:
+    """One line per problem with the named packages: missing, refused by another installed package, or
+    outside polyembed's declared range. A missing package of an extra (`extra`, else the one polyembed's
+    metadata names) says which extra to install; with `optional_missing` False it is no problem (`doctor`:
+    the core alone is a complete install). `version_of` (default: what is installed) lets tests pose as
+    another environment."""
+    return [problem.line for problem in package_problems(names, version_of, pair_checks, extra=extra,
+                                                         optional_missing=optional_missing)]
+
+
+def require(names: Iterable[str], purpose: str, version_of: VersionLookup | None = None, *,
+            extra: str | None = None) -> None:
+    """Stop with a clear error (exit 2 on the CLI) when the packages `purpose` needs cannot work here. `extra`:
+    the extra of polyembed that brings them (default: the one its metadata names for each). When all that is
+    wrong is one extra not installed, the line says so: "polyembed serve needs the serve extra: pip install
+    'polyembed[serve]' (not installed: fastapi, uvicorn)"."""
+    found = package_problems(names, version_of, extra=extra)
+    if not found:
+        return
+    extras = {problem.missing_extra for problem in found}
+    if len(extras) == 1 and None not in extras:
+        [its_extra] = extras
+        packages = ", ".join(problem.package for problem in found)
+        raise IncompatibleEnvironmentError(f"{purpose} needs the {its_extra} extra: {install_extra(its_extra)} "
+                                           f"(not installed: {packages})")
+    raise IncompatibleEnvironmentError(f"{purpose}: {'; '.join(problem.line for problem in found)}")

@@ -358,7 +358,7 @@ def _publish(staging: Path, out_dir: Path, produced_by: dict[str, Any] | None = 
 
 
 @contextlib.contextmanager
-def publishing(out_dir: str | Path, option: str = "--out", produced_by: dict[str, Any] | None = None
+def publishing(out_dir: str | Path, option: str = "--output", produced_by: dict[str, Any] | None = None
                ) -> Iterator[Path]:
     """Yield a staging folder; when the block succeeds, its files are published into `out_dir`.
 

@@ -36,6 +36,7 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 
 from polyembed.config import ConfigOrigin, Options, option
+from polyembed.environment import require
 from polyembed.errors import DataError, PolyembedError, argument
 from polyembed.integrity import (
     ALGORITHM,
@@ -322,6 +323,8 @@ def encode_to_shards(
         raise PolyembedError(f"{argument('--workers')} > 1 reads the input once per worker: give a file, not stdin")
     if options.workers > 1 and not isinstance(model, str):
         raise PolyembedError(f"{argument('--workers')} > 1 loads the model in each worker: pass its name or folder")
+    if options.backend == "ray" and options.workers > 1:
+        require(("ray",), f"{argument('--backend')} ray", extra="ray")
     folder = check_output_dir(output_dir, argument("--output", "output_dir"))
     if str(source) != "-":
         _open_input(source)[0].close()  # a missing input is refused before anything is created

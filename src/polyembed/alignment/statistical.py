@@ -12,6 +12,7 @@ from typing import Literal
 
 from polyembed.alignment.pharaoh import Link, SentencePair, read_links
 from polyembed.alignment.similarity import WordAlignment
+from polyembed.environment import require
 from polyembed.errors import PolyembedError
 
 Symmetrization = Literal["grow-diag-final-and", "intersection", "union", "forward", "reverse"]
@@ -59,10 +60,9 @@ def eflomal_align(pairs: Sequence[SentencePair], symmetrization: Symmetrization 
     the symmetrisation adds from the union); eflomal's API gives no per-link posterior."""
     if symmetrization not in SYMMETRIZATIONS:
         raise PolyembedError(f"symmetrization '{symmetrization}': choose from {', '.join(SYMMETRIZATIONS)}")
-    try:
-        import eflomal
-    except ImportError:
-        raise PolyembedError("the eflomal backend needs the eflomal package: pip install eflomal") from None
+    require(("eflomal",), "the eflomal aligner", extra="alignment")
+    import eflomal
+
     with tempfile.TemporaryDirectory() as folder:
         forward_file, reverse_file = Path(folder) / "forward", Path(folder) / "reverse"
         aligner = eflomal.Aligner(n_iterations=seed_iterations)

@@ -73,7 +73,7 @@ def evaluate(
         check_model_reference(str(model), argument("-m", "model"))
     if out_dir is not None:
         # before the model loads: an unwritable folder fails in a second
-        check_output_dir(out_dir, argument("--out", "out_dir"))
+        check_output_dir(out_dir, argument("--output", "out_dir"))
     root = data_root_for(task_list, data_root)
     if root is not None:
         check_datasets(task_list, root)
@@ -84,7 +84,7 @@ def evaluate(
         encoder = EmbeddingStore(encoder, batch_size=batch_size)
     if out_dir is None:
         return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
-    with publishing(out_dir, argument("--out", "out_dir")) as staging:
+    with publishing(out_dir, argument("--output", "out_dir")) as staging:
         result = run_tasks(
             encoder,
             task_list,

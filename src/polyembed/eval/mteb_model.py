@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from polyembed.environment import require
 from polyembed.languages import normalize_language
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.loading import as_encoder
@@ -46,6 +47,7 @@ class MTEBEncoder:
     """A polyembed encoder behind MTEB's `EncoderProtocol` (encode, similarity, similarity_pairwise, meta)."""
 
     def __init__(self, model: str | SentenceEncoder, name: str | None = None, batch_size: int = 64) -> None:
+        require(("mteb",), "MTEBEncoder", extra="mteb")
         self.encoder = as_encoder(model)
         self.batch_size = batch_size
         self.languages_used: list[tuple[str, str | None]] = []

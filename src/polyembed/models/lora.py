@@ -10,9 +10,10 @@ with peft's own layer methods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from torch import nn
+if TYPE_CHECKING:  # only annotations: the options (DEFAULT_TARGETS) are read without torch
+    from torch import nn
 
 DEFAULT_TARGETS = ["query", "key", "value", "dense"]
 """BERT / XLM-R linear layers (attention projections, attention output and both feed-forward layers)."""

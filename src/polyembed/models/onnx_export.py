@@ -15,8 +15,8 @@ with `openvino=True` also `openvino/openvino_model.xml` and `openvino/openvino_m
 the two graphs), plus `polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each
 file's checksum, checked when the export is loaded: `verify_export`; a folder without it does not load).
 `load_model(folder)` gives an `OnnxEncoder` on the int8 graph, `load_model(folder / "onnx/model.onnx")` on the
-fp32 one, a `.xml` file runs on OpenVINO. Exports of the layout before 2026-11-26 (graphs at the top,
-`model.int8.onnx`) still load; those from before 2026-11-24 have no checksums and must be exported again.
+fp32 one, a `.xml` file runs on OpenVINO. Exports of the older layout (graphs at the top, `model.int8.onnx`)
+still load when they have their checksum record; those without one must be exported again.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.device import CPU
+from polyembed.environment import require
 from polyembed.errors import PolyembedError, argument
 from polyembed.models.cards import CARD_FILE, export_card_text
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
@@ -225,6 +226,7 @@ def export_onnx(
     if not 0.0 <= float32_share <= 1.0:
         raise PolyembedError(f"{argument('--float32-share', 'float32_share')} {float32_share}: a share between 0 "
                              "and 1")
+    require(("onnx", "onnxruntime"), "polyembed export", extra="export")
     output = argument("--output", "out_dir")
     out_dir = check_output_dir(out_dir, output)
     remove_stale_staging(out_dir)  # a killed export's hidden staging folder (hundreds of MB)
@@ -288,10 +290,7 @@ def export_onnx(
 
 
 def _require_openvino(option: str) -> None:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        raise PolyembedError(f"{option}: needs the openvino package (pip install openvino)") from None
+    require(("openvino",), option, extra="export")
 
 
 def _write_openvino_ir(graph: Path, xml: Path) -> None:
@@ -337,16 +336,16 @@ class OnnxEncoder(SentenceEncoder):
         self.runtime = runtime
         """onnxruntime, or openvino (Intel's runtime, which reads the same graph, or its IR)."""
         if runtime == "openvino":
-            try:
-                import openvino
-            except ImportError:
-                raise PolyembedError("the openvino backend needs the openvino package: pip install openvino") from None
+            require(("openvino",), "the openvino backend", extra="export")
+            import openvino
+
             # f32 as the graph says: on CPUs with bf16 units OpenVINO would otherwise compute in bf16
             compiled = openvino.Core().compile_model(str(graph_path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
             output = compiled.output(0)
             self._run = lambda inputs: compiled(inputs)[output]
             self.session = None
         elif runtime == "onnxruntime":
+            require(("onnxruntime",), "running an ONNX export", extra="export")
             import onnxruntime as ort
 
             options = ort.SessionOptions()

@@ -7,10 +7,23 @@ Everything else — run-folder checks, checkpoints, exact resume, the best check
 atomic model save, the CLI command and the API call — comes from here.
 """
 
+from typing import Any
+
 from polyembed.methods.base.config import BitextConfig, TrainConfig
 from polyembed.methods.base.registry import TrainingMethod, get_method, list_methods, register_method, train
-from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.trainer import TrainingJob, TrainResult
+
+_LAZY = {"RunFolder": "polyembed.methods.base.run", "TrainingJob": "polyembed.methods.base.trainer",
+         "TrainResult": "polyembed.methods.base.trainer"}
+"""Imported on first use: the trainer brings sentence-transformers, which a method's options do not need."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BitextConfig",

@@ -169,3 +169,9 @@ class BitextConfig(TrainConfig):
         "Deal rows of similar length into the same batch (per-batch source "
         "balance is kept); cuts padding, several times faster on CPU.",
     )
+
+    def required_packages(self) -> tuple[str, ...]:
+        """gensim (the fasttext extra) for FOCUS's fastText token space."""
+        others = super().required_packages()
+        fasttext = self.student_vocabulary == "transfer" and self.vocabulary_auxiliary == "fasttext"
+        return (*others, "gensim") if fasttext else others

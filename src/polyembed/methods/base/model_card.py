@@ -6,7 +6,7 @@ The card uses sentence-transformers' front matter (library, tags, languages, bas
 so the Hugging Face Hub and its tooling read it, then says, in prose and tables, the method with its paper and
 parity table, the languages, the licence and why (the base model's, or non-commercial when the training data
 is), each training dataset with its licence and public source, the dev metrics of the kept model and the run's
-whole config. `polyembed eval --out` adds its scores under "Evaluation" (`append_evaluation`), and those rows
+whole config. `polyembed eval --output` adds its scores under "Evaluation" (`append_evaluation`), and those rows
 are the front matter's `model-index` too (`models.cards.with_model_index`), so the Hub shows them;
 `polyembed push` writes the same again for the repository (`models.cards.card_for_hub`).
 """
@@ -88,7 +88,7 @@ def card_text(method: Any, config: Any, result: Any) -> str:
                     if key not in ("epoch", "step")), ""]
     else:
         lines += ["No dev evaluation was logged.", ""]
-    lines += [EVALUATION_HEADING, "", EVALUATION_START, "No evaluation yet: `polyembed eval -m THIS_FOLDER --out "
+    lines += [EVALUATION_HEADING, "", EVALUATION_START, "No evaluation yet: `polyembed eval -m THIS_FOLDER --output "
               "results/eval` adds its scores here.", EVALUATION_END, "",
               "## Usage", "", "```python", "import polyembed", "",
               f'model = polyembed.load_model("{folder}")',

@@ -4,6 +4,10 @@ Built-in methods live in `polyembed/methods/<name>/` and register themselves whe
 can live anywhere: register it in its module and name the module in `$POLYEMBED_METHODS` (comma-separated
 module names) so the CLI imports it, or expose it under the `polyembed.methods` entry-point group of your
 package.
+
+A method's `prepare` and `build` may be given as "module:function" strings, imported when a run needs them:
+then registering a method costs only its config class, and `polyembed train <method> --help` does not import
+torch, transformers and sentence-transformers (seconds) to show the options.
 """
 
 from __future__ import annotations
@@ -16,16 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyembed.config import ConfigOrigin, build_config, validate_config
 from polyembed.environment import require
 from polyembed.errors import PolyembedError
 from polyembed.methods.base.config import TrainConfig
-from polyembed.methods.base.distributed import is_main_process, main_process_first
-from polyembed.methods.base.model_card import write_model_card
-from polyembed.methods.base.run import RunFolder
-from polyembed.methods.base.trainer import TrainingJob, TrainResult, fit
+
+if TYPE_CHECKING:
+    from polyembed.methods.base.run import RunFolder
+    from polyembed.methods.base.trainer import TrainingJob, TrainResult
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +54,8 @@ class TrainingMethod:
 
     name: str
     config_class: type[TrainConfig]
-    prepare: Callable[[Any, ConfigOrigin], Any]
-    build: Callable[[Any, Any, RunFolder, bool], TrainingJob]
+    prepare: Callable[[Any, ConfigOrigin], Any] | str
+    build: Callable[[Any, Any, RunFolder, bool], TrainingJob] | str
     summary: str
     paper: str = ""
     model_options: tuple[str, ...] = ("student",)
@@ -59,12 +63,35 @@ class TrainingMethod:
     """Methods that are stages of one recipe share a CLI group: name 'modular-la' in group 'modular' is
     `polyembed train modular la` (the API keeps the full name)."""
 
+    def function(self, part: str) -> Callable[..., Any]:
+        """`prepare` or `build` as a function (a "module:function" string is imported now)."""
+        reference = getattr(self, part)
+        if not isinstance(reference, str):
+            return reference
+        module, _, name = reference.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as err:
+            raise PolyembedError(f"method {self.name}: cannot import its {part} '{reference}' ({err})") from err
+
     @property
     def cli_path(self) -> tuple[str, ...]:
         """The words after `polyembed train`."""
         if self.cli_group:
             return (self.cli_group, self.name.removeprefix(self.cli_group + "-"))
         return (self.name,)
+
+
+def lazy_attributes(package: str, names: dict[str, str]) -> Callable[[str], Any]:
+    """A module `__getattr__` for a method package: `names` (attribute -> module) import on first use, so that
+    importing the package to register its method stays light (no torch or sentence-transformers)."""
+
+    def get(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return get
 
 
 _METHODS: dict[str, TrainingMethod] = {}
@@ -129,6 +156,10 @@ def train(
 
     Example: ``train("distill", languages=["de", "sw"], max_steps=200, output_dir="runs/de-sw")``.
     """
+    from polyembed.methods.base.distributed import is_main_process, main_process_first
+    from polyembed.methods.base.model_card import write_model_card
+    from polyembed.methods.base.run import RunFolder
+    from polyembed.methods.base.trainer import fit
     from polyembed.models.loading import check_model_reference
 
     spec = get_method(method) if isinstance(method, str) else method
@@ -142,7 +173,7 @@ def train(
     origin = origin or ConfigOrigin()
     validate_config(config, origin)
     require(config.required_packages(), f"polyembed train {' '.join(spec.cli_path)}")
-    prepared = spec.prepare(config, origin)
+    prepared = spec.function("prepare")(config, origin)
     run = RunFolder(config.output_dir)
     run.check(config, resume, overwrite)
     show_progress = show_progress and is_main_process()
@@ -158,7 +189,7 @@ def train(
         reset_peak_memory()  # training.json's peak memory is this run's, models loaded by `build` included
         set_seed(config.seed)  # new weights made in build (heads, adapters) are the same in every run
         with main_process_first():  # under torchrun: the others then find the teacher's embeddings stored
-            job = spec.build(config, prepared, run, show_progress)
+            job = spec.function("build")(config, prepared, run, show_progress)
         result = fit(spec.name, job, config, run, resume, show_progress)
     if is_main_process():  # after the run is complete: a failing card must not take the trained model along
         try:

@@ -4,11 +4,8 @@ after a warm-up of both on parallel pairs. Two stages: `polyembed train emmax wa
 or on monolingual text as the paper's Algorithm 1 reads). docs/methods/emmax.md compares every choice with the
 paper and the authors' code."""
 
-from polyembed.methods.base.registry import TrainingMethod, register_method
-from polyembed.methods.emmax.classifier import FeedForwardRankClassifier, GaussianRankClassifier
+from polyembed.methods.base.registry import TrainingMethod, lazy_attributes, register_method
 from polyembed.methods.emmax.config import EmmaxEmConfig, EmmaxWarmupConfig
-from polyembed.methods.emmax.losses import EmmaxEmLoss, EmmaxWarmupLoss
-from polyembed.methods.emmax.train import build_em, build_warmup, prepare_em, prepare_warmup
 
 PAPER = "https://arxiv.org/abs/2306.10386"
 
@@ -16,8 +13,8 @@ WARMUP = register_method(
     TrainingMethod(
         name="emmax-warmup",
         config_class=EmmaxWarmupConfig,
-        prepare=prepare_warmup,
-        build=build_warmup,
+        prepare="polyembed.methods.emmax.train:prepare_warmup",
+        build="polyembed.methods.emmax.train:build_warmup",
         summary="EMMA-X phase 1: the encoder with InfoNCE on parallel pairs, the rank classifier (GMM or FCN) by "
         "maximum likelihood on translations, outliers and mixup examples between them.",
         paper=PAPER,
@@ -28,8 +25,8 @@ EM = register_method(
     TrainingMethod(
         name="emmax-em",
         config_class=EmmaxEmConfig,
-        prepare=prepare_em,
-        build=build_em,
+        prepare="polyembed.methods.emmax.train:prepare_em",
+        build="polyembed.methods.emmax.train:build_em",
         summary="EMMA-X phase 2: EM with dual supervision; the classifier's ranks train the encoder (ranking "
         "InfoNCE over the batch and a MoCo queue, translations rank 1), the encoder's similarity ranks train the "
         "classifier.",
@@ -48,3 +45,7 @@ __all__ = [
     "FeedForwardRankClassifier",
     "GaussianRankClassifier",
 ]
+__getattr__ = lazy_attributes(__name__, {
+    "FeedForwardRankClassifier": "polyembed.methods.emmax.classifier",
+    "GaussianRankClassifier": "polyembed.methods.emmax.classifier",
+    "EmmaxEmLoss": "polyembed.methods.emmax.losses", "EmmaxWarmupLoss": "polyembed.methods.emmax.losses"})

@@ -45,7 +45,6 @@ from polyembed.data.types import ScoredPairs
 from polyembed.errors import NoTrainingDataError
 from polyembed.eval.tasks.retrieval import retrieval_accuracy
 from polyembed.eval.tasks.sts import spearman
-from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig
@@ -340,19 +339,3 @@ def build_job(
         details={"alignment": data.describe(), "batches_per_cycle": dict(zip(datasets, counts, strict=True)),
                  "trainable_parameters": trainable, "model_parameters": total, "before": before},
     )
-
-
-CROSS_LINGUAL_ALIGNMENT = register_method(
-    TrainingMethod(
-        name="modular-cla",
-        config_class=CrossLingualAlignmentConfig,
-        prepare=prepare_alignment,
-        build=build_job,
-        summary="Modular encoders, stage CLA (Huang et al. 2024): a parallel adapter on one language's encoder, "
-        "aligned to the frozen English pivot by alternating cross-lingual paraphrase (MNRL) and parallel "
-        "(cosine) batches.",
-        paper="https://arxiv.org/abs/2407.14878",
-        model_options=("student", "pivot"),
-        cli_group="modular",
-    )
-)

@@ -28,7 +28,6 @@ from polyembed.data.paraphrases import CROSS_LINGUAL_PARAPHRASE_DATASETS, paraph
 from polyembed.data.root import data_root
 from polyembed.errors import PolyembedError
 from polyembed.eval.tasks.retrieval import retrieval_accuracy
-from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import CrossLingualAlignmentConfig, JointAlignmentConfig
@@ -222,18 +221,3 @@ def build_job(config: JointAlignmentConfig, data: JointAlignmentData, run: RunFo
         details={"alignment": data.describe(), "pivot_adapter": config.pivot_adapter,
                  "trainable_parameters": trainable, "before": before},
     )
-
-
-JOINT_ALIGNMENT = register_method(
-    TrainingMethod(
-        name="modular-cla-all-pairs",
-        config_class=JointAlignmentConfig,
-        prepare=prepare_pairs,
-        build=build_job,
-        summary="Modular encoders, all-pairs CLA ablation (Huang et al. 2024, Table 6): parallel adapters on every "
-        "language's encoder trained together on cross-lingual pairs between every two languages.",
-        paper="https://arxiv.org/abs/2407.14878",
-        cli_group="modular",
-        model_options=(),  # the encoders are checked (folders) by prepare_pairs
-    )
-)

@@ -21,7 +21,6 @@ from polyembed.data.io import read_lines
 from polyembed.data.parallel_sources import check_language, load_parallel_sources
 from polyembed.data.root import data_root
 from polyembed.errors import NoTrainingDataError
-from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import LossHeadTrainer, TrainingJob
 from polyembed.methods.modular.config import LANGUAGE_TEXT_DATASETS, LanguageAdaptationConfig
@@ -129,17 +128,3 @@ def build_job(
         details={"text": text.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},
     )
-
-
-LANGUAGE_ADAPTATION = register_method(
-    TrainingMethod(
-        name="modular-la",
-        config_class=LanguageAdaptationConfig,
-        prepare=prepare_text,
-        build=build_job,
-        summary="Modular encoders, stage LA (Huang et al. 2024): continued masked language modelling of one "
-        "language's encoder on its text (LoRA adapter + trainable embeddings, or full).",
-        paper="https://arxiv.org/abs/2407.14878",
-        cli_group="modular",
-    )
-)

@@ -18,7 +18,6 @@ from polyembed.config import ConfigOrigin
 from polyembed.data.parallel_sources import check_language
 from polyembed.data.paraphrases import PARAPHRASE_DATASETS, ParaphrasePairs, load_paraphrases, read_paraphrase_file
 from polyembed.data.root import data_root
-from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import SentenceEncodingConfig
@@ -108,17 +107,3 @@ def build_job(config: SentenceEncodingConfig, data: ParaphraseData, run: RunFold
         details={"paraphrases": data.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},
     )
-
-
-SENTENCE_ENCODING = register_method(
-    TrainingMethod(
-        name="modular-se",
-        config_class=SentenceEncodingConfig,
-        prepare=prepare_paraphrases,
-        build=build_job,
-        summary="Modular encoders, stage SE (Huang et al. 2024): contrastive training (MNRL) of one language's "
-        "encoder on its monolingual paraphrase pairs (LoRA adapter, or full).",
-        paper="https://arxiv.org/abs/2407.14878",
-        cli_group="modular",
-    )
-)

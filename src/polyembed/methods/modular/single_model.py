@@ -22,7 +22,6 @@ from typing import Any
 from polyembed.config import ConfigOrigin
 from polyembed.data.parallel_sources import check_language
 from polyembed.errors import PolyembedError
-from polyembed.methods.base.registry import TrainingMethod, register_method
 from polyembed.methods.base.run import RunFolder
 from polyembed.methods.base.trainer import TrainingJob
 from polyembed.methods.modular.config import (
@@ -117,17 +116,3 @@ def build_job(config: SingleModelConfig, data: MultilingualPairs, run: RunFolder
         details={"pairs": data.describe(), "adapter": config.adapter, "trainable_parameters": trainable,
                  "model_parameters": total, "before": before},
     )
-
-
-SINGLE_MODEL = register_method(
-    TrainingMethod(
-        name="modular-single",
-        config_class=SingleModelConfig,
-        prepare=prepare_pairs,
-        build=build_job,
-        summary="Modular encoders' baselines Single_m / Single_c (Huang et al. 2024): one multilingual encoder "
-        "trained with MNRL on every language's monolingual paraphrases, or cross-lingual pairs.",
-        paper="https://arxiv.org/abs/2407.14878",
-        cli_group="modular",
-    )
-)

@@ -1,17 +1,15 @@
 """WACSE (Miao et al. 2024): translation ranking plus word-level objectives on aligned words, for the
 cross-lingual sentence embeddings of low-resource languages."""
 
-from polyembed.methods.base.registry import TrainingMethod, register_method
+from polyembed.methods.base.registry import TrainingMethod, lazy_attributes, register_method
 from polyembed.methods.wacse.config import WacseConfig
-from polyembed.methods.wacse.losses import WordAlignedTranslationLoss
-from polyembed.methods.wacse.train import build_job, prepare_data
 
 WACSE = register_method(
     TrainingMethod(
         name="wacse",
         config_class=WacseConfig,
-        prepare=prepare_data,
-        build=build_job,
+        prepare="polyembed.methods.wacse.train:prepare_data",
+        build="polyembed.methods.wacse.train:build_job",
         summary="WACSE (Miao et al. 2024): translation ranking plus aligned word prediction and word translation "
         "ranking on word-aligned bitext, for low-resource languages.",
         paper="https://arxiv.org/abs/2404.02490",
@@ -20,3 +18,4 @@ WACSE = register_method(
 )
 
 __all__ = ["WACSE", "WacseConfig", "WordAlignedTranslationLoss"]
+__getattr__ = lazy_attributes(__name__, {"WordAlignedTranslationLoss": "polyembed.methods.wacse.losses"})

@@ -69,3 +69,9 @@ class WacseConfig(BitextConfig):
     learning_rate: float = option(5e-5, "Peak learning rate (paper: 5e-5).", above=0)
     max_seq_length: int = option(32, "Maximum tokens per sentence (paper: 32).", minimum=8)
     output_dir: str = option("runs/wacse", "Run folder: config.yaml, checkpoints/, model/, training.json.")
+
+    def required_packages(self) -> tuple[str, ...]:
+        """eflomal (the alignment extra) when it aligns the words an objective trains on."""
+        others = super().required_packages()
+        links = any(getattr(self, f"{name}_weight") > 0 for name in ("awp", "wtr") if name in self.objectives)
+        return (*others, "eflomal") if self.aligner == "eflomal" and links else others

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from polyembed.environment import require
 from polyembed.models.vocabulary_transfer.common import VocabularyTransferError
 
 
@@ -110,10 +111,8 @@ def fasttext_embeddings(
     counts) like `cooccurrence_embeddings`: an all-zero row means "no vector". One worker makes the result
     depend on `seed` alone (gensim trains deterministically then, whatever PYTHONHASHSEED is).
     """
-    try:
-        from gensim.models import FastText
-    except ImportError as err:  # pragma: no cover - gensim is a dependency
-        raise VocabularyTransferError("the fastText auxiliary space needs gensim: pip install gensim") from err
+    require(("gensim",), "the fastText token space", extra="fasttext")
+    from gensim.models import FastText
 
     if window < 1 or dim < 1 or min_count < 1 or epochs < 1:
         raise VocabularyTransferError("window, dim, min_count and epochs must be at least 1")
