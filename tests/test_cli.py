@@ -262,3 +262,12 @@ def test_every_writing_command_takes_dash_o_and_the_old_out_still_works(tmp_path
     new = runner.invoke(app, ["eval", "--tasks", "sts17", f"--output={tmp_path / 'afile'}"])
     assert old.exit_code == new.exit_code == 2
     assert "--output " in old.stderr and old.stderr == new.stderr
+
+
+def test_choices_are_shown_in_the_help() -> None:
+    """An option with a fixed set of values lists them (not `<str>`)."""
+    runner = CliRunner()
+    for command, shown in ((["encode"], "<float16|float32>"), (["mine"], "<forward|backward|intersect|max>"),
+                           (["serve"], "<auto|torch|onnx|onnx-int8|openvino|openvino-int8>"),
+                           (["eval"], "<fp32|bf16|auto>"), (["models", "transfer-vocabulary"], "<random|decompose>")):
+        assert shown in runner.invoke(app, [*command, "--help"], env={"COLUMNS": "400"}).output, command

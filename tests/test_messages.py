@@ -20,3 +20,13 @@ def test_info_is_the_message_and_warnings_say_so_on_the_current_stderr(capsys: p
     assert shown == ["bitext: 3 sources", "warning: kk: no encoder, using the pivot"]
     handlers = [h for h in logging.getLogger("polyembed").handlers if type(h).__name__ == "_StderrHandler"]
     assert len(handlers) == 1
+
+
+def test_quiet_hides_even_the_progress_bars_a_caller_asked_for(monkeypatch) -> None:
+    """tqdm reads TQDM_DISABLE only where `disable` is not passed; `polyembed -q` sets it, and our bars obey it."""
+    from polyembed.messages import hide_progress
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert hide_progress(False) and not hide_progress(True)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert hide_progress(True)

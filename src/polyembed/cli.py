@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -86,8 +86,9 @@ def eval_command(
         bool, typer.Option(help="Keep embeddings in the persistent store: a second run encodes only new text.")
     ] = False,
     precision: Annotated[
-        str, typer.Option(help="Encoding precision: fp32, bf16 (autocast; faster where the CPU has native bf16, "
-                               "scores move slightly) or auto (bf16 only where native).")
+        Literal["fp32", "bf16", "auto"], typer.Option(
+            help="Encoding precision: fp32, bf16 (autocast; faster where the CPU has native bf16, scores move "
+                 "slightly) or auto (bf16 only where native).")
     ] = "fp32",
     device: DeviceOption = None,
     prompt_name: PromptNameOption = None,
@@ -95,7 +96,10 @@ def eval_command(
     """Evaluate a model and write results.json, report.md and plots to --output.
 
     Only the report's own files in --output are replaced (and those an earlier report wrote there); anything
-    else in the folder is left alone."""
+    else in the folder is left alone.
+
+    Examples: `polyembed eval -m runs/sw/model --suite default -o results/sw`; `polyembed eval -m me5-small
+    --tasks sts17 --languages en-en,es-en -o results/base`."""
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -232,7 +236,7 @@ def encode_command(
         typer.Option(help="Stream: read and write this many lines per .npy shard (memory stays flat; a rerun "
                           "skips finished shards).", min=1),
     ] = None,
-    dtype: Annotated[str, typer.Option(help="Shard rows: float16 or float32.")] = "float16",
+    dtype: Annotated[Literal["float16", "float32"], typer.Option(help="Shard rows' number type.")] = "float16",
     language_column: Annotated[
         int | None, typer.Option(help="Shards from a TSV: the column (from 1) holding each line's language.", min=1)
     ] = None,
@@ -241,7 +245,8 @@ def encode_command(
     ] = None,
     workers: Annotated[int, typer.Option(help="Shards: encoding processes (each with its share of cores).",
                                          min=1)] = 1,
-    backend: Annotated[str, typer.Option(help="Shards with --workers: local processes, or ray tasks.")] = "processes",
+    backend: Annotated[Literal["processes", "ray"], typer.Option(
+        help="Shards with --workers: local processes, or ray tasks.")] = "processes",
     ray_address: Annotated[
         str | None, typer.Option(help="--backend ray: a running cluster ('auto', ray://host:10001); default local.")
     ] = None,
@@ -367,9 +372,11 @@ def models_transfer_vocabulary(
         bool, typer.Option(help="One tokenizer and model per LANG (every corpus needs LANG=), not one joint one.")
     ] = False,
     auxiliary: Annotated[
-        str, typer.Option(help="FOCUS token space: ppmi-svd or fasttext (gensim, as in the FOCUS code).")
+        Literal["ppmi-svd", "fasttext"], typer.Option(
+            help="FOCUS token space: ppmi-svd, or fasttext (gensim, as in the FOCUS code).")
     ] = "ppmi-svd",
-    unseen: Annotated[str, typer.Option(help="Rare new tokens: random (FOCUS) or decompose (old pieces).")] = "random",
+    unseen: Annotated[Literal["random", "decompose"], typer.Option(
+        help="Rare new tokens: random (FOCUS) or decompose (old pieces).")] = "random",
     seed: Annotated[int, typer.Option(min=0)] = 0,
     overwrite: Annotated[
         bool, typer.Option(help="Replace a model polyembed saved in --output before (other folders are refused).")
@@ -452,8 +459,9 @@ def demo_command(
     ] = None,
     data_root: DataRootOption = None,
     precision: Annotated[
-        str, typer.Option(help="Evaluation precision: auto (bf16 where the CPU has native bf16, else fp32), fp32 "
-                               "or bf16. Training has its own option (precision in the config).")
+        Literal["auto", "fp32", "bf16"], typer.Option(
+            help="Evaluation precision: auto (bf16 where the CPU has native bf16, else fp32), fp32 or bf16. "
+                 "Training has its own option (precision in the config).")
     ] = "auto",
     device: DeviceOption = None,
 ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -34,7 +34,9 @@ def export_command(
              "fastest).")] = None,
 ) -> None:
     """Export a model to ONNX in sentence-transformers' layout (onnx/model.onnx, onnx/model_qint8.onnx, optionally
-    openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it."""
+    openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it.
+
+    Example: `polyembed export -m runs/sw/model -o exports/sw --openvino`."""
     from polyembed.models.onnx_export import export_onnx
 
     share = {} if float32_share is None else {"float32_share": float32_share}
@@ -59,8 +61,10 @@ def mine_command(
     ] = None,
     target_embeddings: Annotated[Path | None, typer.Option(help=".npy rows of TARGET already encoded.")] = None,
     k: Annotated[int, typer.Option("--k", help="Neighbours per sentence for the margin.", min=1)] = 4,
-    margin: Annotated[str, typer.Option(help="ratio, distance or absolute.")] = "ratio",
-    mode: Annotated[str, typer.Option(help="forward, backward, intersect or max (1-1).")] = "max",
+    margin: Annotated[Literal["ratio", "distance", "absolute"], typer.Option(
+        help="How a pair's cosine is scored against its neighbours' (LASER's margins).")] = "ratio",
+    mode: Annotated[Literal["forward", "backward", "intersect", "max"], typer.Option(
+        help="Which direction's best match is kept (max: 1-1 over both).")] = "max",
     threshold: Annotated[float | None, typer.Option(help="Keep pairs scoring at least this (ratio: ~1.06).")] = None,
     index: Annotated[
         str, typer.Option(help="faiss index: auto (exact up to 100k sentences, else IVF), flat, ivf, hnsw, or a "
@@ -70,7 +74,8 @@ def mine_command(
     cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
     workers: Annotated[int, typer.Option(help="Encode each side with N shard workers (as `encode --workers`).",
                                          min=1)] = 1,
-    backend: Annotated[str, typer.Option(help="Shard workers as local 'processes' or 'ray' tasks.")] = "processes",
+    backend: Annotated[Literal["processes", "ray"], typer.Option(
+        help="Shard workers as local processes or ray tasks.")] = "processes",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to encode on ('auto': the running one); default: local Ray.")
     ] = None,
@@ -78,7 +83,10 @@ def mine_command(
                                                  "file).")] = False,
     device: DeviceOption = None,
 ) -> None:
-    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN)."""
+    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN).
+
+    Example: `polyembed mine en.txt sw.txt -o pairs.tsv -m runs/sw/model --source-language en --target-language sw
+    --threshold 1.06`."""
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -158,7 +166,7 @@ def serve_command(
         help="Wait the queue may keep for longer than a second (0: none): a queue above it for a second is an "
         "overload, and requests get a 429 while the wait is above it, until it has stayed below for a second.",
         min=0, max=3600, envvar="POLYEMBED_QUEUE_TARGET_SECONDS")] = 0.0,
-    backend: Annotated[str, typer.Option(
+    backend: Annotated[Literal["auto", "torch", "onnx", "onnx-int8", "openvino", "openvino-int8"], typer.Option(
         help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (a "
         "torch model is exported once into the cache); auto (an ONNX export runs its own graph, int8 where it has "
         "one; anything else torch). The startup log and /v1/models say which.", envvar="POLYEMBED_BACKEND")] = "auto",
@@ -177,7 +185,9 @@ def serve_command(
 ) -> None:
     """Serve a model over HTTP: OpenAI-compatible POST /v1/embeddings (plus `language`), GET /v1/models, GET /health
     (alive), GET /ready (model loaded and warmed up) and GET /metrics (Prometheus). Every option can also be set
-    by its POLYEMBED_* environment variable (the flag wins), as in a container."""
+    by its POLYEMBED_* environment variable (the flag wins), as in a container.
+
+    Examples: `polyembed serve -m runs/sw/model --port 8000`; `polyembed serve -m exports/sw --api-key $KEY`."""
     import os
 
     from polyembed import serve  # noqa: F401 - first: without the serve extra it says which extra to install
@@ -309,7 +319,9 @@ def align_command(
                                                  "file).")] = False,
     device: DeviceOption = None,
 ) -> None:
-    """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal)."""
+    """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal).
+
+    Example: `polyembed align pairs.txt -o links.txt -m me5-small --method itermax`."""
     from polyembed.device import choose_device
 
     choose_device(device)

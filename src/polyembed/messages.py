@@ -5,6 +5,7 @@ its records go, as with any library."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 
@@ -39,3 +40,9 @@ def show_messages(level: int = logging.INFO) -> None:
         handler.setFormatter(_PlainFormatter("%(message)s"))
         logger.addHandler(handler)
     logger.setLevel(level)
+
+
+def hide_progress(show: bool) -> bool:
+    """tqdm's `disable` for a progress bar the caller wants when `show`: hidden too when the user asked for quiet
+    (`polyembed -q` sets TQDM_DISABLE, which tqdm itself reads only where `disable` is not passed)."""
+    return not show or os.environ.get("TQDM_DISABLE", "").lower() in {"1", "true", "yes", "on"}

@@ -47,6 +47,7 @@ from polyembed.integrity import (
     read_record,
     source_identity,
 )
+from polyembed.messages import hide_progress
 from polyembed.models.encoder import SentenceEncoder
 from polyembed.models.loading import as_encoder
 from polyembed.outputs import atomic_write, check_output_dir, make_dirs, remove_created_dirs
@@ -273,7 +274,7 @@ def _run_shards(model: Any, source: str | Path, folder: Path, options: StreamOpt
     lines = encoded = skipped = 0
     records: dict[int, dict[str, Any]] = {}
     try:
-        progress = tqdm(desc="encode", unit=" lines", disable=not show_progress)
+        progress = tqdm(desc="encode", unit=" lines", disable=hide_progress(show_progress))
         for index, offsets, texts, languages, made_of in _read_shards(handle, name, options, whole):
             lines += len(texts)
             if worker is None or index % options.workers == worker:

@@ -23,6 +23,7 @@ import numpy as np
 
 from polyembed.alignment.pharaoh import Link, SentencePair
 from polyembed.errors import PolyembedError
+from polyembed.messages import hide_progress
 from polyembed.models.encoder import normalize_rows
 
 Method = Literal["argmax", "itermax", "match"]
@@ -150,7 +151,7 @@ class EmbeddingAligner:
         pick = {"argmax": argmax_links, "itermax": itermax_links, "match": match_links}[self.method]
         out = []
         for start in tqdm(range(0, len(pairs), self.batch_size), desc=f"aligning ({self.method})",
-                          disable=not show_progress):
+                          disable=hide_progress(show_progress)):
             chunk = pairs[start : start + self.batch_size]
             sources = self.source.word_vectors([p.source for p in chunk], self.batch_size)
             targets = self.target.word_vectors([p.target for p in chunk], self.batch_size)

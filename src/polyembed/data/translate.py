@@ -25,6 +25,7 @@ from typing import Any
 from polyembed.data.io import read_lines
 from polyembed.data.paraphrases import read_paraphrase_file
 from polyembed.errors import DataError, PolyembedError, argument
+from polyembed.messages import hide_progress
 from polyembed.outputs import write_output_file
 
 
@@ -99,7 +100,7 @@ def translate_file(
     distinct = list(dict.fromkeys(sources))
     translated: dict[str, str] = {}
     with tqdm(total=len(distinct), desc=f"translating {path.name}", unit="sentence",
-              disable=not show_progress) as bar:
+              disable=hide_progress(show_progress)) as bar:
         for batch in _batches(distinct, batch_size):
             for source, target in zip(batch, translate(batch), strict=True):
                 translated[source] = target

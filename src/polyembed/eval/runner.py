@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
 from polyembed.languages import normalize_language
+from polyembed.messages import hide_progress
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
 from polyembed.models.loading import as_encoder
 
@@ -139,7 +140,7 @@ def run_tasks(
     cache = EmbeddingCache(encoder, root, figure_dir, batch_size=batch_size, show_progress=show_progress)
     runs: list[TaskRun] = []
     start = time.perf_counter()
-    progress = tqdm(tasks, desc=f"eval {encoder.name}", unit="task", disable=not show_progress)
+    progress = tqdm(tasks, desc=f"eval {encoder.name}", unit="task", disable=hide_progress(show_progress))
     for task in progress:
         progress.set_postfix_str(task.name)
         before, figures_before = cache.encoded_count, len(cache.saved_figures)

