@@ -138,10 +138,16 @@ def case_symlink_loop(folder: Path) -> Outcome:
                    f"{_error(ran)} after {ran.seconds:.1f} s")
 
 
-def case_export_symlinked_subfolder(folder: Path) -> Outcome:
+def _export(folder: Path, case: str) -> Outcome | None:
+    """minilm-en exported into `folder`/exp, or the failed case's outcome when even that fails."""
     first = polyembed(folder, "export", "-m", "minilm-en", "-o", "exp")
-    if first.code != 0:
-        return Outcome("export --overwrite with onnx/ a link out of the folder", False, f"first export {_error(first)}")
+    return None if first.code == 0 else Outcome(case, False, f"the first export: {_error(first)}")
+
+
+def case_export_symlinked_subfolder(folder: Path) -> Outcome:
+    failed = _export(folder, "export --overwrite with onnx/ a link out of the folder")
+    if failed is not None:
+        return failed
     outside = folder / "mine"
     outside.mkdir()
     (outside / "model.onnx").write_text("the user's file\n")
@@ -265,9 +271,9 @@ def case_cache_is_a_file(folder: Path) -> Outcome:
 
 def case_export_without_record(folder: Path) -> Outcome:
     """An export copied without its dot-files (`cp -r exp/* exp2/`), a part of its graph zeroed."""
-    first = polyembed(folder, "export", "-m", "minilm-en", "-o", "exp")
-    if first.code != 0:
-        return Outcome("export copied without its record, graph damaged", False, f"export {_error(first)}")
+    failed = _export(folder, "export copied without its record, graph damaged")
+    if failed is not None:
+        return failed
     copy = folder / "exp2"
     copy.mkdir()
     for item in (folder / "exp").iterdir():
