@@ -6,7 +6,7 @@ export TOKENIZERS_PARALLELISM ?= false
 # transformers and sentence-transformers again, ~10 s each on 2 cores (the test suite starts dozens).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test test-slow test-st-backends lint benchmarks render lock
+.PHONY: setup demo test test-slow test-st-backends lint docs benchmarks render lock
 setup:
 	bash scripts/setup.sh
 
@@ -35,6 +35,10 @@ test-st-backends: setup .st-backends-venv/bin/python
 lint: setup
 	.venv/bin/ruff check src tests benchmarks
 
+# The documentation site (mkdocs.yml, docs/) into site/: a broken link, a missing anchor or API object fails it.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
+
 benchmarks: setup
 	.venv/bin/python benchmarks/eval_suites.py
 	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
@@ -45,7 +49,7 @@ render: setup
 	.venv/bin/python benchmarks/render_all.py
 
 # Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them), the
-# core and every extra (serve, export, ray, mteb, alignment, fasttext, dev): CI and `make setup` install them all.
+# core and every extra (serve, export, ray, mteb, alignment, fasttext, dev, docs): CI and `make setup` install them all.
 lock:
 	.venv/bin/uv pip compile pyproject.toml --all-extras --python-version 3.11 --find-links /opt/wheels \
 		--custom-compile-command "make lock" -o requirements-lock.txt

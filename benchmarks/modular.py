@@ -155,9 +155,9 @@ def run(seed: int, steps: int, languages: list[str], batch_size: int, max_seq_le
 
     started = time.perf_counter()
     out = OUT / f"seed-{seed}"
-    config = ModularPipelineConfig(languages=languages, base=BASE, vocabulary="prune", la_steps=steps, se_steps=steps,
-                                   cla_steps=steps, batch_size=batch_size, max_seq_length=max_seq_length, seed=seed,
-                                   output_dir=str(out / "pipeline"))
+    config = ModularPipelineConfig(languages=languages, student=BASE, vocabulary="prune", la_steps=steps,
+                                   se_steps=steps, cla_steps=steps, batch_size=batch_size,
+                                   max_seq_length=max_seq_length, seed=seed, output_dir=str(out / "pipeline"))
     print(f"== modular pipeline, seed {seed}: {PIVOT} + {', '.join(languages)}, {steps} steps per stage")
     pipeline = run_pipeline(config)
     shared = {"student": BASE, "languages": [PIVOT, *languages], "batch_size": batch_size,
@@ -246,7 +246,8 @@ def vocabulary(seed: int, language: str, vocabulary_size: int) -> None:
         raise SystemExit(f"run `modular.py run --seed {seed}` with {language} first: this compares against it")
     pipeline = load_json(OUT / f"seed-{seed}" / "pipeline" / "pipeline.json")
     assert pipeline is not None
-    config = ModularPipelineConfig(**{**pipeline["config"], "languages": [language]})
+    stored = {"student" if key == "base" else key: value for key, value in pipeline["config"].items()}  # its old name
+    config = ModularPipelineConfig(**{**stored, "languages": [language]})
     out = OUT / f"seed-{seed}" / f"vocabulary-new-{language}"
     folder = out / "vocabulary-new"
     started = time.perf_counter()

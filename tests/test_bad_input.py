@@ -41,8 +41,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-tasks-repeated-flag", ["eval", "--tasks", "nope", "--tasks", "sts17", "--out", "{tmp}/r"],
      "unknown task 'nope'"),
     ("eval-unknown-suite", ["eval", "--suite", "nope", "--out", "{tmp}/r"], "unknown suite 'nope'"),
-    ("eval-precision-unknown", ["eval", "--tasks", "sts17", "--precision", "fp16", "--out", "{tmp}/r"],
-     "'--precision': Value error, 'fp16' is not one of 'fp32', 'bf16', 'auto'"),
+    ("eval-precision-unknown", ["eval", "--tasks", "sts17", "--precision", "fp8", "--out", "{tmp}/r"],
+     "'--precision': Value error, 'fp8' is not one of 'fp32', 'bf16', 'fp16', 'auto'"),
+    ("eval-precision-upper-case", ["eval", "--tasks", "sts17", "--precision", "BF16", "-o", "{tmp}/r"],
+     "'--precision': Value error, 'BF16' is not one of 'fp32', 'bf16', 'fp16', 'auto'"),
+    ("eval-precision-without-value", ["eval", "--tasks", "sts17", "-o", "{tmp}/r", "--precision"],
+     "Option '--precision' requires an argument"),
     ("eval-data-root-missing", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/nowhere", "--out", "{tmp}/r"],
      "not a directory"),
     ("eval-data-root-is-a-file", ["eval", "--tasks", "sts17", "--data-root", "{tmp}/afile", "--out", "{tmp}/r"],
@@ -57,6 +61,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval-task-arg-unknown", ["eval", "--tasks", "tatoeba", "--task-arg", "foo=1", "--out", "{tmp}/r"], "foo"),
     ("eval-model-folder-missing", ["eval", "-m", "{tmp}/no-model", "--tasks", "sts17", "--out", "{tmp}/r"],
      "does not exist"),
+    ("eval-baseline-folder-missing", ["eval", "-m", "minilm-en", "--baseline", "{tmp}/no-model", "--tasks", "sts17",
+                                      "-o", "{tmp}/r"], "--baseline"),
+    ("eval-baseline-without-value", ["eval", "--tasks", "sts17", "-o", "{tmp}/r", "--baseline"], "--baseline"),
     ("eval-model-is-a-file", ["eval", "-m", "{tmp}/afile", "--tasks", "sts17", "--out", "{tmp}/r"], "is a file"),
     ("eval-unknown-flag", ["eval", "--bogus"], "--bogus"),
     # ---- encode
@@ -118,15 +125,40 @@ CASES: list[tuple[str, list[str], str]] = [
     ("tv-language-without-file", ["models", "transfer-vocabulary", "de=", "-o", "{tmp}/m"], "expected FILE or"),
     ("tv-per-language-needs-lang", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--per-language", "-o",
                                     "{tmp}/m"], "needs LANG=FILE"),
-    ("tv-unknown-space", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--auxiliary", "glove", "-o",
+    ("tv-unknown-space", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocabulary-auxiliary", "glove", "-o",
                           "{tmp}/m"],
-     "'--auxiliary': Value error, 'glove' is not one of 'ppmi-svd', 'fasttext'"),
-    ("tv-unknown-unseen", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--unseen", "zero", "-o", "{tmp}/m"],
-     "'--unseen': Value error, 'zero' is not one of 'random', 'decompose'"),
-    ("tv-vocab-size-0", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size", "0", "-o", "{tmp}/m"],
-     "--vocab-size"),
-    ("tv-vocab-size-too-small", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size", "3", "-m",
+     "'--vocabulary-auxiliary': Value error, 'glove' is not one of 'ppmi-svd', 'fasttext'"),
+    ("tv-unknown-unseen", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocabulary-unseen", "zero", "-o",
+                           "{tmp}/m"],
+     "'--vocabulary-unseen': Value error, 'zero' is not one of 'random', 'decompose'"),
+    ("tv-vocabulary-size-0", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocabulary-size", "0", "-o",
+                              "{tmp}/m"], "'--vocabulary-size': Input should be greater than or equal to 1"),
+    ("tv-vocabulary-size-text", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocabulary-size", "16k", "-o",
+                                 "{tmp}/m"], "'--vocabulary-size': Input should be a valid integer"),
+    ("tv-vocab-size-too-small", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocabulary-size", "3", "-m",
                                  "minilm-en", "-o", "{tmp}/m"], "larger than the 5 special tokens"),
+    # ---- old flag names (RENAMED_FLAGS): read as the new ones, so a bad value is refused under the new name
+    ("tv-old-vocab-size-0", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size", "0", "-o",
+                             "{tmp}/m"], "'--vocabulary-size': Input should be greater than or equal to 1"),
+    ("tv-old-vocab-size-equals-text", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--vocab-size=many", "-o",
+                                       "{tmp}/m"], "'--vocabulary-size': Input should be a valid integer"),
+    ("tv-old-auxiliary-unknown", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--auxiliary", "glove", "-o",
+                                  "{tmp}/m"], "'--vocabulary-auxiliary': Value error, 'glove' is not one of"),
+    ("tv-old-unseen-unknown", ["models", "transfer-vocabulary", "{tmp}/good.txt", "--unseen", "zero", "-o",
+                               "{tmp}/m"], "'--vocabulary-unseen': Value error, 'zero' is not one of"),
+    ("align-old-method-unknown", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--method", "best"],
+     "'--aligner': Value error, 'best' is not one of 'argmax', 'itermax', 'match', 'eflomal'"),
+    ("align-old-layer-negative", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--layer", "-1"],
+     "'--aligner-layer': Input should be greater than or equal to 0"),
+    ("align-old-threshold-above-1", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--threshold", "2"],
+     "'--alignment-threshold': Input should be less than or equal to 1"),
+    ("modular-pipeline-old-base-without-value", ["train", "modular", "pipeline", "--base"],
+     "Option '--student' requires an argument"),
+    ("modular-pipeline-config-base-and-student", ["train", "modular", "pipeline", "--config",
+                                                  "{tmp}/base-and-student.yaml"],
+     "base-and-student.yaml:2: base: the old name of student, which is given too: keep student only"),
+    ("mine-old-name-of-align-is-not-renamed", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                                "--method", "itermax"], "No such option: --method"),
     ("tv-model-missing", ["models", "transfer-vocabulary", "{tmp}/good.txt", "-m", "{tmp}/no-model", "-o", "{tmp}/m"],
      "no-model"),
     ("prune-model-missing", ["models", "prune", "{tmp}/good.txt", "-o", "{tmp}/m", "-m", "{tmp}/no-model"],
@@ -138,9 +170,16 @@ CASES: list[tuple[str, list[str], str]] = [
      "good.txt:1: expected 'source tokens ||| target tokens'"),
     ("align-unequal-files", ["align", "{tmp}/good.txt", "{tmp}/one-line.txt", "-o", "{tmp}/a.txt"],
      "good.txt:2: 2 source lines but 1 target lines"),
-    ("align-bad-method", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--method", "best", "-m", "minilm-en"],
-     "alignment method 'best'"),
-    ("align-bad-threshold", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--threshold", "2"], "--threshold"),
+    ("align-bad-method", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--aligner", "best", "-m", "minilm-en"],
+     "'--aligner': Value error, 'best' is not one of 'argmax', 'itermax', 'match', 'eflomal'"),
+    ("align-bad-threshold", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--alignment-threshold", "2"],
+     "--alignment-threshold"),
+    ("align-alignment-threshold-nan", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--alignment-threshold",
+                                       "nan"], "--alignment-threshold"),
+    ("align-aligner-layer-negative", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--aligner-layer", "-1"],
+     "'--aligner-layer': Input should be greater than or equal to 0"),
+    ("align-symmetrization-unknown", ["align", "{tmp}/pairs.txt", "-o", "{tmp}/a.txt", "--aligner", "eflomal",
+                                      "--symmetrization", "both"], "'--symmetrization': Value error, 'both' is not"),
     # ---- data
     ("data-list-root-missing", ["data", "list", "--data-root", "{tmp}/nowhere"], "not a directory"),
     ("data-list-root-is-a-file", ["data", "list", "--data-root", "{tmp}/afile"], "not a directory"),
@@ -355,6 +394,13 @@ CASES: list[tuple[str, list[str], str]] = [
      "unknown language 'xq1'"),
     ("modular-pipeline-bad-vocabulary", ["train", "modular", "pipeline", "--vocabulary", "bpe"], "--vocabulary"),
     ("modular-pipeline-no-steps", ["train", "modular", "pipeline", "--la-steps", "0"], "--la-steps"),
+    ("new-language-no-bitext", ["train", "new-language"], "--parallel-files"),
+    ("new-language-bitext-missing", ["train", "new-language", "--parallel-files", "yo={tmp}/missing.tsv"],
+     "missing.tsv: file not found"),
+    ("new-language-nc-without-consent", ["train", "new-language", "--parallel-files", "de={tmp}/pairs.tsv",
+                                         "--datasets", "mafand-mt"], "pass --allow-noncommercial"),
+    ("new-language-unknown-dataset", ["train", "new-language", "--parallel-files", "de={tmp}/pairs.tsv",
+                                      "--datasets", "nope"], "nope"),
     ("wacse-unknown-objective", ["train", "wacse", "--objectives", "tr", "--objectives", "mlm"],
      "'mlm' is not an objective"),
     ("wacse-bad-aligner", ["train", "wacse", "--aligner", "giza"], "--aligner"),
@@ -562,6 +608,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: P
     (tmp_path / "keep-checkpoints.yaml").write_text("seed: 1\nkeep_checkpoints: maybe\n")
     (tmp_path / "list.yaml").write_text("- de\n- fr\n")
     (tmp_path / "bad-date.yaml").write_text("seed: 1\nwhen: 2024-02-30\n")
+    (tmp_path / "base-and-student.yaml").write_text("student: me5-small\nbase: minilm-en\n")
     (tmp_path / "good-link.txt").symlink_to(tmp_path / "good.txt")
     (tmp_path / "afile-link").symlink_to(tmp_path / "afile")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
@@ -672,9 +719,10 @@ def test_data_list_before_any_data_root_is_set_up_is_a_listing(workspace: dict[s
 
 
 @pytest.mark.parametrize("argv", [["train", "distill", "--max-steps", "-5"], ["encode", "{tmp}/empty.txt", "-o",
-                                                                               "{tmp}/v.npy"]])
+                                                                               "{tmp}/v.npy", "-m", "minilm-en"]])
 def test_the_installed_command_prints_one_error_line(workspace: dict[str, str], argv: list[str]) -> None:
-    """The real entry point (`python -m polyembed`), not the test runner: stderr is one line, exit code 2."""
+    """The real entry point (`python -m polyembed`), not the test runner: stderr is one line, exit code 2 (-m is
+    given: without it, a note that the default model runs comes first)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "polyembed", *[a.format(**workspace) for a in argv]],
@@ -703,7 +751,7 @@ def test_numbers_beyond_float32_give_the_error_line_alone(workspace: dict[str, s
     tmp = workspace["tmp"]
     result = subprocess.run(
         [sys.executable, "-m", "polyembed", "mine", f"{tmp}/good.txt", f"{tmp}/good.txt", "-o", f"{tmp}/p.tsv",
-         "--source-embeddings", f"{tmp}/huge.npy", "--target-embeddings", f"{tmp}/good.npy"],
+         "--source-embeddings", f"{tmp}/huge.npy", "--target-embeddings", f"{tmp}/good.npy", "-m", "me5-small"],
         capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120, cwd=tmp)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [

@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "config": 4, "models": 4,
     "alignment": 5, "eval": 5, "methods": 5, "mining": 5, "streaming": 5, "serve": 5,
     "api": 6, "demo": 6, "demo_report": 6, "doctor": 6,
-    "__init__": 7, "__main__": 7, "cli": 7, "cli_app": 7, "cli_tools": 7, "cli_train": 7,
+    "__init__": 7, "__main__": 7, "cli": 7, "cli_app": 7, "cli_tools": 7, "cli_models": 7, "cli_train": 7,
 }
 """errors, languages -> data -> models -> methods | eval | alignment | mining | streaming | serve -> api -> cli
 (the project's layout notes); a module imports its own layer or lower ones only."""

@@ -1,5 +1,6 @@
-"""Measured numbers live in docs/benchmarks.md and the README only: `--help` texts, preset comments, the demo
-report's reasons and the source's docstrings and comments say what an option does and point to the docs.
+"""Measured numbers live in docs/benchmarks.md (and the user guide and method pages, which link to its sections):
+`--help` texts, preset comments, the demo report's reasons and the source's docstrings and comments say what an
+option does and point to the docs.
 Why: numbers copied into code drift from the runs that produced them, and nothing re-renders them."""
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ import typer
 
 # `polyembed.cli:app` is the entry point; these names stay importable from here
 from polyembed.cli_app import (  # noqa: F401
+    BUILTIN_DEFAULT_MODEL,
+    DataRootOption,
     DeviceOption,
     ModelOption,
     PromptNameOption,
@@ -17,7 +19,9 @@ from polyembed.cli_app import (  # noqa: F401
     clean_errors,
     data_app,
     models_app,
+    note_default_model,
     train_app,
+    warn_about_renamed_flags,
 )
 from polyembed.cli_train import add_train_commands, config_flags  # noqa: F401
 from polyembed.errors import PolyembedError
@@ -52,18 +56,14 @@ def main(
         os.environ["TQDM_DISABLE"] = "1"  # tqdm's own switch: our progress bars and most libraries'
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # transformers' and the Hub's (read when they load)
     show_messages(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
-
-
-DataRootOption = Annotated[
-    Path | None,
-    typer.Option("--data-root", help="Folder with the datasets (default: $POLYEMBED_DATA, else ../shared/data)."),
-]
+    warn_about_renamed_flags()
 
 
 @app.command("eval")
 @clean_errors
 def eval_command(
-    model: ModelOption = "me5-small",
+    context: typer.Context,
+    model: ModelOption = BUILTIN_DEFAULT_MODEL,
     suite: Annotated[str, typer.Option(help="Suite: default or full (ignored when --tasks is given).")] = "default",
     tasks: Annotated[list[str] | None, typer.Option(
         help="Task names (see `polyembed tasks`): commas or a repeated flag.")] = None,
@@ -86,20 +86,33 @@ def eval_command(
         bool, typer.Option(help="Keep embeddings in the persistent store: a second run encodes only new text.")
     ] = False,
     precision: Annotated[
-        Literal["fp32", "bf16", "auto"], typer.Option(
-            help="Encoding precision: fp32, bf16 (autocast; faster where the CPU has native bf16, scores move "
-                 "slightly) or auto (bf16 only where native).")
+        Literal["fp32", "bf16", "fp16", "auto"], typer.Option(
+            help="Encoding precision: fp32; bf16 or fp16 (autocast, scores move slightly); auto (the half "
+                 "precision the device computes natively: bf16 where it has it, else fp16 on a GPU, fp32 on a "
+                 "CPU). fp32 unless asked, unlike demo and training: the "
+                 "report's scores then do not depend on the machine (docs/benchmarks.md, 'Inference precision').")
     ] = "fp32",
     device: DeviceOption = None,
     prompt_name: PromptNameOption = None,
+    baseline: Annotated[str | None, typer.Option(
+        help="A second model (built-in name, folder or Hugging Face id), e.g. the one training started from: "
+             "scored on the same tasks first, then report.md, results.json and a polyembed model folder's card "
+             "compare both, every subset with a 95 % interval and the forgetting per language.")] = None,
+    trained_languages: Annotated[list[str] | None, typer.Option(
+        help="Languages the model trained on, marked in the comparison's forgetting rows: commas or a repeated "
+             "flag (default: the languages of a polyembed model folder's card).")] = None,
 ) -> None:
     """Evaluate a model and write results.json, report.md and plots to --output.
 
     Only the report's own files in --output are replaced (and those an earlier report wrote there); anything
     else in the folder is left alone.
 
-    Examples: `polyembed eval -m runs/sw/model --suite default -o results/sw`; `polyembed eval -m me5-small
-    --tasks sts17 --languages en-en,es-en -o results/base`."""
+    Examples:
+    polyembed eval -m runs/sw/model --suite default -o results/sw
+    polyembed eval -m me5-small --tasks sts17 --languages en-en,es-en -o results/base
+    polyembed eval -m runs/sw/model --tasks parallel-retrieval --task-arg directory=held-out/
+    polyembed eval -m runs/yo/model --baseline me5-small --tasks tatoeba -o results/yo"""
+    note_default_model(context)
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -122,10 +135,14 @@ def eval_command(
         cache=cache,
         precision=precision,
         prompt_name=prompt_name,
+        baseline=baseline,
+        trained_languages=_split(trained_languages) if trained_languages else None,
     )
+    before = {run.task.name: run for run in result.baseline.runs} if result.baseline is not None else {}
     for run in result.runs:
+        was = f"{task_summary(before[run.task.name].scores):7.2f} -> " if run.task.name in before else ""
         typer.echo(
-            f"{run.task.name:32s} {run.task.metadata.main_score:>12s} {task_summary(run.scores):7.2f}  "
+            f"{run.task.name:32s} {run.task.metadata.main_score:>12s} {was}{task_summary(run.scores):7.2f}  "
             f"({run.seconds:.1f} s)"
         )
     typer.echo(f"wrote {out}/results.json and {out}/report.md ({result.seconds:.1f} s)")
@@ -139,10 +156,11 @@ def _add_to_model_card(model: str, result: Any, out: Path) -> Path | None:
     import datetime
 
     from polyembed.eval.report import task_summary
-    from polyembed.methods.base.model_card import append_evaluation
+    from polyembed.methods.base.model_card import append_comparison, append_evaluation
 
     if not Path(model).is_dir():
         return None
+    source = f"polyembed eval, {datetime.date.today().isoformat()} ({out})"
     rows = []
     for run in result.runs:
         subsets = sorted({score.subset for score in run.scores if score.main})
@@ -150,7 +168,10 @@ def _add_to_model_card(model: str, result: Any, out: Path) -> Path | None:
                      "languages": ", ".join(subsets) if len(subsets) <= 6 else f"{len(subsets)} subsets",
                      "value": round(float(task_summary(run.scores)), 2)})
     try:
-        return append_evaluation(model, rows, f"polyembed eval, {datetime.date.today().isoformat()} ({out})")
+        card = append_evaluation(model, rows, source)
+        if card is not None and result.comparison is not None:
+            append_comparison(model, result.comparison, source)
+        return card
     except (OSError, ValueError) as err:  # the report is written; a read-only or hand-edited card stays as it is
         typer.echo(f"warning: the model card in {model} was left as it is ({err})", err=True)
         return None
@@ -172,7 +193,12 @@ def push_command(
     token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the stored login).")] = None,
 ) -> None:
     """Upload a model folder to the Hugging Face Hub, with its card written again for the repository (the
-    evaluation rows as `model-index`)."""
+    evaluation rows as `model-index`).
+
+    Examples:
+    polyembed push runs/sw/model OWNER/NAME --dry-run     # the files and the card; no network call
+    polyembed push runs/sw/model OWNER/NAME               # a private repository unless --public
+    polyembed push runs/sw/model OWNER/NAME --branch v2 --commit-message 'Second run'"""
     from polyembed.models.hub import push_to_hub
 
     result = push_to_hub(folder, repo_id, private=private, revision=revision, commit_message=commit_message,
@@ -197,7 +223,11 @@ def push_command(
 @clean_errors
 def doctor_command() -> None:
     """Print the versions, data root, cache folder and built-in models in use (paste it into bug reports);
-    exit 1 when an installed package is missing, outside polyembed's range or refused by another one."""
+    exit 1 when an installed package is missing, outside polyembed's range or refused by another one.
+
+    Examples:
+    polyembed doctor
+    polyembed -v doctor"""
     from polyembed.doctor import doctor_report
 
     report = doctor_report()
@@ -209,7 +239,10 @@ def doctor_command() -> None:
 @app.command("tasks")
 @clean_errors
 def tasks_command() -> None:
-    """List the registered evaluation tasks."""
+    """List the registered evaluation tasks: the names `polyembed eval --tasks` takes.
+
+    Examples:
+    polyembed tasks"""
     from polyembed.eval.registry import list_tasks
 
     for meta in list_tasks():
@@ -227,9 +260,10 @@ def encode_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The .npy matrix, or with --shard-size the shard folder.")
     ],
-    model: ModelOption = "me5-small",
+    context: typer.Context,
+    model: ModelOption = BUILTIN_DEFAULT_MODEL,
     language: Annotated[str | None, typer.Option(help="Language of all lines (default: detect per line).")] = None,
-    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+    batch_size: Annotated[int, typer.Option(help="Sentences encoded together.", min=1)] = 64,
     normalize: Annotated[bool, typer.Option(help="L2-normalise rows.")] = True,
     shard_size: Annotated[
         int | None,
@@ -257,8 +291,11 @@ def encode_command(
 ) -> None:
     """Encode a text file into a .npy matrix (one row per line), or stream it into shards (--shard-size).
 
-    Examples: `polyembed encode sentences.txt -o vectors.npy -m me5-small --language sw`;
-    `polyembed encode corpus.tsv -o shards/ --shard-size 100000 --language-column 1 --text-column 2`."""
+    Examples:
+    polyembed encode sentences.txt -o vectors.npy -m me5-small --language sw
+    polyembed encode corpus.tsv -o shards/ --shard-size 100000 --language-column 1 --text-column 2
+    polyembed encode - -o shards/ --shard-size 100000      # lines from stdin, into shards"""
+    note_default_model(context)
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -308,147 +345,6 @@ def encode_command(
     typer.echo(f"encoded {len(sentences)} sentences ({summary}) -> {output} {vectors.shape}")
 
 
-@models_app.command("list")
-def models_list() -> None:
-    """Show the built-in offline models."""
-    from polyembed.models.loading import BUILTIN_MODELS
-
-    for info in BUILTIN_MODELS.values():
-        typer.echo(
-            f"{info.name:12s} {info.languages:32s} {info.licence:12s} {info.description}\n"
-            f"{'':12s} source: {info.source}"
-        )
-
-
-@models_app.command("prepare")
-@clean_errors
-def models_prepare(name: Annotated[str, typer.Argument(help="Built-in model name.")] = "me5-small") -> None:
-    """Build (convert) a built-in model into the cache now, so later runs start at once."""
-    from polyembed.models.loading import BUILTIN_MODELS
-
-    if name not in BUILTIN_MODELS:
-        raise PolyembedError(f"unknown built-in model '{name}'; known: {', '.join(BUILTIN_MODELS)}")
-    typer.echo(f"{name}: {BUILTIN_MODELS[name].locate()}")
-
-
-@models_app.command("prune")
-@clean_errors
-def models_prune(
-    corpus: Annotated[list[Path], typer.Argument(help="Text files whose vocabulary is kept.")],
-    out: Annotated[Path, typer.Option("--output", "-o", help="Folder for the pruned model.")],
-    model: ModelOption = "me5-small",
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace a model polyembed saved in --output before (other folders are refused).")
-    ] = False,
-    device: DeviceOption = None,
-) -> None:
-    """Keep only the vocabulary pieces a corpus uses: a smaller language-specific model."""
-    from polyembed.device import choose_device
-
-    choose_device(device)
-    from polyembed.data.io import read_lines
-    from polyembed.models.loading import load_model
-    from polyembed.models.pruning import prune_vocabulary
-    from polyembed.models.saving import check_model_output_dir
-
-    check_model_output_dir(out, overwrite, "--output")
-    lines = [line for path in corpus for line in read_lines(path, allow_empty=True) if line.strip()]
-    if not lines:
-        raise PolyembedError(f"{', '.join(map(str, corpus))}: no text to keep a vocabulary for")
-    path = prune_vocabulary(load_model(model), lines, out, overwrite=overwrite)
-    typer.echo(f"pruned model written to {path}")
-
-
-@models_app.command("transfer-vocabulary")
-@clean_errors
-def models_transfer_vocabulary(
-    corpus: Annotated[
-        list[str], typer.Argument(help="Target-language text files, FILE or LANG=FILE (one sentence per line).")
-    ],
-    out: Annotated[Path, typer.Option("--output", "-o", help="Folder for the new model (or one per language).")],
-    model: ModelOption = "me5-small",
-    vocab_size: Annotated[int, typer.Option(help="Tokens in each new vocabulary.", min=1)] = 16000,
-    per_language: Annotated[
-        bool, typer.Option(help="One tokenizer and model per LANG (every corpus needs LANG=), not one joint one.")
-    ] = False,
-    auxiliary: Annotated[
-        Literal["ppmi-svd", "fasttext"], typer.Option(
-            help="FOCUS token space: ppmi-svd, or fasttext (gensim, as in the FOCUS code).")
-    ] = "ppmi-svd",
-    unseen: Annotated[Literal["random", "decompose"], typer.Option(
-        help="Rare new tokens: random (FOCUS) or decompose (old pieces).")] = "random",
-    seed: Annotated[int, typer.Option(min=0)] = 0,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace a model polyembed saved in --output before (other folders are refused).")
-    ] = False,
-    device: DeviceOption = None,
-) -> None:
-    """Give a model a new vocabulary trained on target-language text, FOCUS-initialised (continued training
-    then adapts it). --per-language makes one model per language, as the modular-encoder recipe does."""
-    from polyembed.device import choose_device
-
-    choose_device(device)
-    from polyembed.data.io import read_lines
-    from polyembed.languages import require_known_language
-    from polyembed.models.saving import check_model_output_dir
-    from polyembed.models.vocabulary_transfer import check_choices
-
-    check_choices(unseen, auxiliary)
-    check_model_output_dir(out, overwrite, "--output")
-    texts: dict[str | None, list[str]] = {}
-    for spec in corpus:
-        prefix, sep, rest = spec.partition("=")
-        language, path = (prefix.strip(), rest) if sep else (None, spec)
-        if sep and not (language and rest):
-            raise PolyembedError(f"corpus '{spec}': expected FILE or LANG=FILE")
-        if per_language and language is None:
-            raise PolyembedError(f"corpus '{spec}': --per-language needs LANG=FILE for every corpus")
-        code = require_known_language(language, f"corpus '{spec}'") if language is not None else None
-        lines = [line for line in read_lines(path, allow_empty=True) if line.strip()]
-        if not lines:
-            raise PolyembedError(f"{path}: no text to train a vocabulary on")
-        texts.setdefault(code if per_language else None, []).extend(lines)
-    options = {"vocab_size": vocab_size, "auxiliary_space": auxiliary, "unseen": unseen, "seed": seed}
-    if per_language:
-        from polyembed.models.vocabulary_transfer import transfer_vocabulary_per_language
-
-        transfer_vocabulary_per_language(model, texts, out, overwrite=overwrite, **options)
-    else:
-        from polyembed.models.vocabulary_transfer import transfer_vocabulary
-
-        transfer_vocabulary(model, texts[None], out, overwrite=overwrite, **options)
-
-
-@data_app.command("list")
-@clean_errors
-def data_list(data_root: DataRootOption = None) -> None:
-    """Show the registered datasets, whether they are present locally, their licence and source."""
-    import os
-
-    from polyembed.data.registry import DATASETS
-    from polyembed.data.root import ENV_VAR
-    from polyembed.data.root import data_root as resolve
-
-    try:
-        root: Path | None = resolve(data_root)
-    except PolyembedError as err:
-        root, missing = None, err
-        if data_root is None and not os.environ.get(ENV_VAR):  # none set up yet: the listing says where to get them
-            typer.echo(f"data root: none yet ({err})", err=True)
-            missing = None
-    else:
-        missing = None
-        typer.echo(f"data root: {root}")
-    for info in DATASETS.values():
-        present = "present" if root is not None and info.available(root) else "MISSING"
-        typer.echo(
-            f"{info.name:22s} {present:8s} {info.licence[:28]:28s} {len(info.languages):3d} langs  {info.source}"
-        )
-    if missing is not None:  # a root that was given but is wrong: the registry is still worth showing, but an error
-        raise missing
-
-
-# --------------------------------------------------------------------------------------------- training
 @app.command("demo")
 @clean_errors
 def demo_command(
@@ -459,15 +355,21 @@ def demo_command(
     ] = None,
     data_root: DataRootOption = None,
     precision: Annotated[
-        Literal["auto", "fp32", "bf16"], typer.Option(
-            help="Evaluation precision: auto (bf16 where the CPU has native bf16, else fp32), fp32 or bf16. "
+        Literal["auto", "fp32", "bf16", "fp16"], typer.Option(
+            help="Evaluation precision: auto (the half precision the device computes natively: bf16 where it has "
+                 "it, else fp16 on a GPU, fp32 on a CPU), fp32, bf16 or fp16. "
                  "Training has its own option (precision in the config).")
     ] = "auto",
     device: DeviceOption = None,
 ) -> None:
     """The main job: distil minilm-en into a multilingual me5-small student for 10 languages, evaluate
     teacher, untrained and distilled student, and write a comparison report (its wall time on 2 cores is in
-    docs/benchmarks.md, "A fresh machine")."""
+    docs/benchmarks.md, "A fresh machine").
+
+    Examples:
+    polyembed demo
+    polyembed demo -o results/demo-2 --precision fp32
+    polyembed demo -c my-distill.yaml --data-root /data/polyembed -o results/my-demo"""
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -481,4 +383,4 @@ def demo_command(
     typer.echo(f"wrote {out}/report.md, {out}/results.json and {out}/plots ({summary['seconds']:.0f} s)")
 
 
-from polyembed import cli_tools  # noqa: E402,F401 - registers export, mine and serve on `app`
+from polyembed import cli_models, cli_tools  # noqa: E402,F401 - register models/data, export, mine and serve

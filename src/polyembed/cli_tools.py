@@ -13,7 +13,15 @@ from typing import Annotated, Literal
 
 import typer
 
-from polyembed.cli_app import DeviceOption, ModelOption, app, clean_errors, data_app
+from polyembed.cli_app import (
+    BUILTIN_DEFAULT_MODEL,
+    DeviceOption,
+    ModelOption,
+    app,
+    clean_errors,
+    data_app,
+    note_default_model,
+)
 from polyembed.cli_train import add_group_command, config_flags
 
 
@@ -21,7 +29,8 @@ from polyembed.cli_train import add_group_command, config_flags
 @clean_errors
 def export_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the ONNX export.")],
-    model: ModelOption = "me5-small",
+    context: typer.Context,
+    model: ModelOption = BUILTIN_DEFAULT_MODEL,
     quantize: Annotated[bool, typer.Option(help="Also write the dynamically quantised int8 graph.")] = True,
     optimize: Annotated[bool, typer.Option(help="Fuse attention/LayerNorm/GELU with onnxruntime first.")] = True,
     openvino: Annotated[
@@ -36,7 +45,11 @@ def export_command(
     """Export a model to ONNX in sentence-transformers' layout (onnx/model.onnx, onnx/model_qint8.onnx, optionally
     openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it.
 
-    Example: `polyembed export -m runs/sw/model -o exports/sw --openvino`."""
+    Examples:
+    polyembed export -m runs/sw/model -o exports/sw
+    polyembed export -m runs/sw/model -o exports/sw --openvino --overwrite
+    polyembed export -m runs/sw/model -o exports/sw-fp32 --no-quantize"""
+    note_default_model(context)
     from polyembed.models.onnx_export import export_onnx
 
     share = {} if float32_share is None else {"float32_share": float32_share}
@@ -53,7 +66,8 @@ def mine_command(
     source: Annotated[Path, typer.Argument(help="Source-language text, one sentence per line.")],
     target: Annotated[Path, typer.Argument(help="Target-language text, one sentence per line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="TSV: score, source, target (best first).")],
-    model: ModelOption = "me5-small",
+    context: typer.Context,
+    model: ModelOption = BUILTIN_DEFAULT_MODEL,
     source_language: Annotated[str | None, typer.Option(help="Language of SOURCE (routed models).")] = None,
     target_language: Annotated[str | None, typer.Option(help="Language of TARGET (routed models).")] = None,
     source_embeddings: Annotated[
@@ -70,7 +84,7 @@ def mine_command(
         str, typer.Option(help="faiss index: auto (exact up to 100k sentences, else IVF), flat, ivf, hnsw, or a "
                           "faiss factory string.")
     ] = "auto",
-    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+    batch_size: Annotated[int, typer.Option(help="Sentences encoded together.", min=1)] = 64,
     cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
     workers: Annotated[int, typer.Option(help="Encode each side with N shard workers (as `encode --workers`).",
                                          min=1)] = 1,
@@ -85,8 +99,11 @@ def mine_command(
 ) -> None:
     """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN).
 
-    Example: `polyembed mine en.txt sw.txt -o pairs.tsv -m runs/sw/model --source-language en --target-language sw
-    --threshold 1.06`."""
+    Examples:
+    polyembed mine en.txt sw.txt -o pairs.tsv -m runs/sw/model --threshold 1.06
+    polyembed mine en.txt sw.txt -o pairs.tsv --source-language en --target-language sw  # routed
+    polyembed mine src.txt tgt.txt -o pairs.tsv --source-embeddings src/ --target-embeddings tgt/"""
+    note_default_model(context)
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -110,7 +127,7 @@ def mine_command(
 def serve_command(
     context: typer.Context,
     model: Annotated[str, typer.Option("--model", "-m", help="Built-in name, folder, or Hugging Face id.",
-                                       envvar="POLYEMBED_MODEL")] = "me5-small",
+                                       envvar="POLYEMBED_MODEL")] = BUILTIN_DEFAULT_MODEL,
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).",
                                       envvar="POLYEMBED_HOST")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535, envvar="POLYEMBED_PORT")] = 8000,
@@ -187,7 +204,11 @@ def serve_command(
     (alive), GET /ready (model loaded and warmed up) and GET /metrics (Prometheus). Every option can also be set
     by its POLYEMBED_* environment variable (the flag wins), as in a container.
 
-    Examples: `polyembed serve -m runs/sw/model --port 8000`; `polyembed serve -m exports/sw --api-key $KEY`."""
+    Examples:
+    polyembed serve -m runs/sw/model --port 8000
+    polyembed serve -m exports/sw --backend onnx-int8 --host 0.0.0.0 --api-key $KEY
+    POLYEMBED_MODEL=runs/sw/model polyembed serve      # every option has its variable"""
+    note_default_model(context)
     import os
 
     from polyembed import serve  # noqa: F401 - first: without the serve extra it says which extra to install
@@ -243,7 +264,12 @@ def _modular_pipeline_command() -> Callable[..., None]:
     @config_flags(ModularPipelineConfig)
     def modular_pipeline_command(config_file: Path | None, overrides: dict) -> None:
         """Every stage of the modular recipe (vocabulary, LA, SE, CLA) for a list of languages, then one bundle;
-        rerun the same command to resume. Paper: https://arxiv.org/abs/2407.14878"""
+        rerun the same command to resume. Paper: https://arxiv.org/abs/2407.14878
+
+        Examples:
+        polyembed train modular pipeline --languages de,ru,kk --output-dir runs/modular
+        polyembed train modular pipeline --languages kk --preset smoke --output-dir runs/smoke
+        polyembed train modular pipeline --languages yo --student runs/yo/model --skip-la all"""
         from polyembed.config import build_config
         from polyembed.methods.modular.pipeline import run_pipeline
 
@@ -272,7 +298,7 @@ def translate_command(
                                                     "kaz_Cyrl), forced as the first generated token.")] = None,
     cross_lingual: Annotated[bool, typer.Option(help="Paraphrase TSV: write translation<TAB>the other source "
                                                 "sentence (CLA paraphrase pairs) instead of both translated.")] = False,
-    batch_size: Annotated[int, typer.Option(min=1)] = 16,
+    batch_size: Annotated[int, typer.Option(help="Sentences translated together.", min=1)] = 16,
     max_length: Annotated[int, typer.Option(help="Longest input and output, in tokens.", min=8)] = 256,
     num_beams: Annotated[int, typer.Option(help="Beam size (1: greedy).", min=1)] = 1,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing TSV that polyembed wrote (never another "
@@ -280,7 +306,11 @@ def translate_command(
     device: DeviceOption = None,
 ) -> None:
     """Machine-translate training text (the modular paper's data step): text -> bitext TSV, paraphrase TSV ->
-    paraphrase TSV of the target language."""
+    paraphrase TSV of the target language.
+
+    Examples:
+    polyembed data translate en.txt -o kk.tsv -m nllb/ --source-code eng_Latn --target-code kaz_Cyrl
+    polyembed data translate pairs.tsv -o kk-pairs.tsv -m nllb/ --target-code kaz_Cyrl --num-beams 4"""
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -301,27 +331,40 @@ def translate_command(
 @app.command("align")
 @clean_errors
 def align_command(
+    context: typer.Context,
     source: Annotated[Path, typer.Argument(help="'source ||| target' lines, or the source side (with TARGET).")],
     target: Annotated[Path | None, typer.Argument(help="The target side, line-aligned with SOURCE.")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Pharaoh links, one line per pair, 0-indexed.")] = (
         Path("alignment.txt")),
-    method: Annotated[str, typer.Option(help="argmax, itermax or match (embeddings), or eflomal (statistical).")] = (
-        "itermax"),
-    model: Annotated[str, typer.Option("--model", "-m", help="Encoder for the embedding methods.")] = "me5-small",
-    layer: Annotated[int, typer.Option(help="Hidden layer whose token vectors align (0: embeddings).", min=0)] = 8,
-    threshold: Annotated[float, typer.Option(help="Keep links scoring at least this ((cos+1)/2, 0..1).", min=0,
-                                             max=1)] = 0.0,
+    aligner: Annotated[Literal["argmax", "itermax", "match", "eflomal"], typer.Option(
+        help="Word aligner: argmax, itermax or match (SimAlign-style, from -m's token embeddings), or eflomal "
+             "(statistical).")] = "itermax",
+    model: Annotated[str, typer.Option("--model", "-m", help="Encoder for the embedding aligners.")] = (
+        BUILTIN_DEFAULT_MODEL),
+    aligner_layer: Annotated[int, typer.Option(help="Hidden layer whose token vectors align (0: embeddings).",
+                                               min=0)] = 8,
+    alignment_threshold: Annotated[float, typer.Option(
+        help="Keep links scoring at least this ((cos+1)/2; eflomal: 1 where both directions link, 0.5 where one "
+             "does).", min=0, max=1)] = 0.0,
     scores: Annotated[bool, typer.Option(help="Write i-j:score instead of i-j.")] = False,
-    symmetrization: Annotated[str, typer.Option(help="eflomal: grow-diag-final-and, intersection, union, forward "
-                                                "or reverse.")] = "grow-diag-final-and",
-    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    symmetrization: Annotated[
+        Literal["grow-diag-final-and", "intersection", "union", "forward", "reverse"],
+        typer.Option(help="eflomal: how the two directions' links combine.")] = "grow-diag-final-and",
+    batch_size: Annotated[int, typer.Option(help="Sentence pairs encoded together.", min=1)] = 32,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing file that polyembed wrote (never another "
                                                  "file).")] = False,
     device: DeviceOption = None,
 ) -> None:
     """Word-align sentence pairs (SimAlign-style from a model's token embeddings, or eflomal).
 
-    Example: `polyembed align pairs.txt -o links.txt -m me5-small --method itermax`."""
+    The options have the names `polyembed train wacse` gives its aligner (--aligner, --aligner-layer,
+    --alignment-threshold), so links checked here are the links a WACSE run trains on.
+
+    Examples:
+    polyembed align pairs.txt -o links.txt -m me5-small --aligner itermax
+    polyembed align source.txt target.txt -o links.txt --aligner eflomal     # two line-aligned files
+    polyembed align pairs.txt -o links.txt --aligner-layer 6 --alignment-threshold 0.8 --scores"""
+    note_default_model(context)
     from polyembed.device import choose_device
 
     choose_device(device)
@@ -333,13 +376,15 @@ def align_command(
         raise PolyembedError(f"--output {output}: folder {output.parent} does not exist")
     output = check_output_file(output, "--output", inputs=[source, target], overwrite=overwrite)
     pairs = read_sentence_pairs(source, target)
-    if method == "eflomal":
-        alignments = eflomal_align(pairs, symmetrization)  # type: ignore[arg-type]
+    if aligner == "eflomal":
+        alignments = eflomal_align(pairs, symmetrization)
     else:
-        aligner = EmbeddingAligner(model, layer=layer, method=method, batch_size=batch_size)  # type: ignore[arg-type]
-        alignments = aligner.align(pairs, show_progress=True)
+        embedding_aligner = EmbeddingAligner(model, layer=aligner_layer, method=aligner, batch_size=batch_size)
+
+        alignments = embedding_aligner.align(pairs, show_progress=True)
     with write_output_file(output) as handle:
         for alignment in alignments:
-            links = alignment.links(threshold)
+            links = alignment.links(alignment_threshold)
             handle.write(format_links(links, alignment.scores if scores else None) + "\n")
-    typer.echo(f"wrote {len(alignments)} alignments to {output} ({method})")
+    typer.echo(f"wrote {len(alignments)} alignments to {output} ({aligner})")
+

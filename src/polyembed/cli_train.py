@@ -12,7 +12,7 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
-from polyembed.cli_app import _split, clean_errors, train_app
+from polyembed.cli_app import EXAMPLES_HEADING, _split, clean_errors, train_app, with_examples
 
 
 def commas_split(option: str) -> bool:
@@ -37,7 +37,11 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
     hints = typing.get_type_hints(config_class)
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p for p in inspect.signature(command).parameters.values() if p.name not in ("config_file", "overrides")]
+        # the command's own options (--resume) with their typer.Option: under `from __future__ import annotations`
+        # the signature holds them as text, and the Option (help, names) would be lost on the way to typer
+        own_hints = typing.get_type_hints(command, include_extras=True)
+        own = [p.replace(annotation=own_hints.get(p.name, p.annotation))
+               for p in inspect.signature(command).parameters.values() if p.name not in ("config_file", "overrides")]
         fields = dataclasses.fields(config_class)
 
         @wraps(command)
@@ -77,8 +81,7 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
                 several = (" Commas or a repeated flag; '' for none." if commas_split(f.name) else
                            " Repeat the flag for several values; '' for none.")
             # plain text: typer's Rich help drops anything in square brackets as markup
-            shown = f"{several}{choices}{limits} Config default: "
-            shown += f"{','.join(map(str, default)) if isinstance(default, list) or default == [] else default}."
+            shown = f"{several}{choices}{limits} Config default: {shown_default(default)}."
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
             if f.name == "output_dir":  # -o, as every command that writes has it
                 names.append("-o")
@@ -89,9 +92,31 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
         params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        wrapper.config_class = config_class  # type: ignore[attr-defined] - the help test reads the flags' source
         return wrapper
 
     return decorate
+
+
+def shown_default(default: Any) -> str:
+    """A config default as the help shows it: a list as 'a, b' (the terminal may wrap it between items), an empty
+    list or None as 'none' (never an empty 'Config default: .')."""
+    if isinstance(default, list):
+        return ", ".join(map(str, default)) or "none"
+    return "none" if default is None or default == "" else str(default)
+
+
+def method_examples(method: Any) -> list[str]:
+    """The command lines a method's --help shows: its own (`TrainingMethod.examples`), else one that runs it into a
+    run folder of its name (a method registered without examples still shows how it is called)."""
+    path = " ".join(method.cli_path)
+    return list(getattr(method, "examples", ())) or [f"polyembed train {path} --output-dir runs/{method.name}"]
+
+
+def first_example(command: Any) -> str:
+    """The first line of a command's Examples: paragraph (a group's help shows one example of each command)."""
+    lines = (getattr(command, "__doc__", None) or "").split(EXAMPLES_HEADING, 1)[-1].strip().splitlines()
+    return lines[0].strip() if lines else ""
 
 
 def method_command(method: Any) -> Callable[..., Any]:
@@ -102,10 +127,12 @@ def method_command(method: Any) -> Callable[..., Any]:
         config_file: Path | None,
         overrides: dict[str, Any],
         resume: Annotated[
-            bool, typer.Option(help="Continue the run in --output-dir from its last checkpoint.")
+            bool, typer.Option(help="Continue the run in --output-dir from its last checkpoint, with the same "
+                                    "options (one that differs from the run's config.yaml is refused).")
         ] = False,
         overwrite: Annotated[
-            bool, typer.Option(help="Replace an earlier polyembed run in --output-dir (other folders are refused).")
+            bool, typer.Option(help="Replace an earlier run's own files in --output-dir (a folder that is not a "
+                                    "polyembed run is refused; other files there are never touched).")
         ] = False,
     ) -> None:
         from polyembed.methods.base.registry import train
@@ -120,7 +147,8 @@ def method_command(method: Any) -> Callable[..., Any]:
         typer.echo(f"best dev: {best or '-'}")
         typer.echo(f"model written to {result.model_dir} ({result.pairs_per_second:.1f} pairs/s)")
 
-    command.__doc__ = method.summary + (f" Paper: {method.paper}" if method.paper else "")
+    command.__doc__ = with_examples(method.summary + (f" Paper: {method.paper}" if method.paper else ""),
+                                    method_examples(method))
     return clean_errors(command)
 
 
@@ -156,6 +184,11 @@ def add_train_commands() -> list[str]:
         if group in groups and name not in {command.name for command in groups[group].registered_commands}:
             groups[group].command(name)(make())
             added.append(f"{group} {name}")
+    for group, instance in groups.items():  # after every method: a group's examples are its commands' first ones
+        own = {name for known, name, _ in _GROUP_COMMANDS if known == group}
+        examples = [first_example(command.callback) for command in instance.registered_commands if command.name in own]
+        examples += [method_examples(method)[0] for method in list_methods() if method.cli_group == group]
+        instance.info.help = with_examples(f"Stages of the {group} recipe.", examples)
     return added
 
 

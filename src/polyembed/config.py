@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
+import logging
 import math
 import reprlib
 import types
@@ -28,6 +29,8 @@ from polyembed.data.io import read_text
 from polyembed.errors import DataError, PolyembedError
 
 ConfigT = TypeVar("ConfigT")
+logger = logging.getLogger(__name__)
+
 
 
 def option(
@@ -208,6 +211,7 @@ def build_config(
 ) -> tuple[ConfigT, ConfigOrigin]:
     """`cls` from an optional YAML file plus CLI overrides (None values mean 'not given'), type-checked."""
     values, origin = read_yaml_mapping(path) if path is not None else ({}, ConfigOrigin())
+    _read_renamed_keys(cls, values, origin)
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     for key in values:
@@ -228,6 +232,23 @@ def build_config(
         _BUILDING.reset(token)
     validate_config(config, origin)
     return config, origin
+
+
+def _read_renamed_keys(cls: type, values: dict[str, Any], origin: ConfigOrigin) -> None:
+    """A config file's old key names (`cls.RENAMED_OPTIONS`, old -> new) moved to their new ones, with a warning
+    at the key's line: a config written before a rename still runs, and says what to change. Flags are renamed
+    on the command line (`polyembed.cli_app.RENAMED_FLAGS`), so they still win over the file."""
+    for old, new in getattr(cls, "RENAMED_OPTIONS", {}).items():
+        if old not in values:
+            continue
+        if new in values:
+            raise origin.error(old, f"the old name of {new}, which is given too: keep {new} only")
+        logger.warning("%s: %s is deprecated: it is now %s (the old name stops working in a later version)",
+                       origin.where(old), old, new)
+        values[new] = values.pop(old)
+        origin.key_lines[new] = origin.key_lines.pop(old, 0)
+        if old in origin.item_lines:
+            origin.item_lines[new] = origin.item_lines.pop(old)
 
 
 _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}

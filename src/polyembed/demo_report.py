@@ -50,10 +50,10 @@ def recipe_lines(config: dict[str, Any]) -> list[str]:
 
 def precision_line(precision: str) -> str:
     """Say how the evaluations encoded, so numbers are compared like with like."""
-    if precision == "bf16":
-        return ("Every evaluation encoded under bf16 autocast (this CPU computes bf16 natively): faster than float32, "
-                "with scores that differ slightly from float32's (docs/benchmarks.md, \"Inference precision\", "
-                "measures by how much; `polyembed demo --precision fp32` for float32).")
+    if precision in ("bf16", "fp16"):
+        return (f"Every evaluation encoded under {precision} autocast (the device computes it natively): faster than "
+                f"float32, with scores that differ slightly from float32's (docs/benchmarks.md, \"Inference "
+                "precision\", measures by how much on CPUs; `polyembed demo --precision fp32` for float32).")
     return "Every evaluation encoded in float32."
 
 

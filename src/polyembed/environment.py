@@ -30,8 +30,9 @@ _LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 
 VersionLookup = Callable[[str], str | None]
 
-GATHERING_EXTRAS = ("all", "dev")
-"""Extras that gather others (`all`) or serve development (`dev`): never the extra a message names."""
+GATHERING_EXTRAS = ("all", "dev", "docs")
+"""Extras that gather others (`all`) or serve development (`dev`, and `docs`, which builds the documentation
+site): never the extra a message names."""
 
 
 class IncompatibleEnvironmentError(PolyembedError):

@@ -89,7 +89,7 @@ def test_the_align_command_writes_pharaoh_lines(tmp_path: Path, monkeypatch: pyt
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("a dog ||| der hund\nthe sea ||| das meer\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["align", str(pairs), "-o", str(tmp_path / "out.txt"), "-m", str(model),
-                                      "--layer", "1", "--scores"])
+                                      "--aligner-layer", "1", "--scores"])
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and all(":" in link and "-" in link for line in lines for link in line.split())

@@ -1,4 +1,5 @@
-"""Tasks by name (`polyembed.eval.registry`), and a new task added as tests/eval/toy_task.py shows in the README."""
+"""Tasks by name (`polyembed.eval.registry`), and a new task added as tests/eval/toy_task.py shows in
+docs/contributing/evaluation-task.md."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ def test_default_is_a_subset_of_full_with_every_task_type() -> None:
     default, full = ({task.name for task in suite_tasks(name)} for name in ("default", "full"))
     assert default - {"geometry-multi30k"} <= full
     built_in = {meta.type for meta in list_tasks() if TASKS[meta.name].__module__.startswith("polyembed.")}
-    assert {task.metadata.type for task in suite_tasks("default")} == built_in  # the README's promise
+    assert {task.metadata.type for task in suite_tasks("default")} == built_in  # docs/guide/evaluation.md's promise
 
 
 def test_unknown_suite_is_a_clear_error() -> None:

@@ -1,5 +1,6 @@
 """A toy evaluation task: one declarative class and its registration are all a new task needs; the runner, the
-embedding cache and the report come from `polyembed.eval`. The README's how-to shows this file as it is."""
+embedding cache and the report come from `polyembed.eval`. docs/contributing/evaluation-task.md shows this file as
+it is."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Inference precision: bf16 autocast as an encoder wrapper, its choice ('auto'), and that stored float32 and
-bf16 vectors never mix; the one per-language routing loop (`encode_by_language`); the encoder base class."""
+"""Inference precision: bf16 / fp16 autocast as an encoder wrapper, its choice ('auto'), and that stored float32
+and half-precision vectors never mix; the one per-language routing loop (`encode_by_language`); the encoder base
+class."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from polyembed.errors import PolyembedError
 from polyembed.eval.api import evaluate
 from polyembed.models import encoder as encoder_module
+from polyembed.models import precision as precision_module
 from polyembed.models.embedding_cache import EmbeddingStore, encoder_fingerprint
-from polyembed.models.encoder import Bf16Encoder, encode_by_language, resolve_precision, with_precision
+from polyembed.models.encoder import Bf16Encoder, Fp16Encoder, encode_by_language, resolve_precision, with_precision
 
 SENTENCES = ["A man is playing a guitar.", "Ein Mann spielt Gitarre.", "The cat sleeps on the sofa all day long."]
 
@@ -30,20 +32,33 @@ def test_bf16_encodes_close_to_but_not_exactly_float32(minilm) -> None:
     assert fast.routes_by_language is minilm.routes_by_language
 
 
-def test_auto_is_bf16_only_where_the_cpu_has_it(monkeypatch) -> None:
-    monkeypatch.setattr(encoder_module, "bf16_available", lambda: True)
-    assert resolve_precision("auto") == "bf16"
-    monkeypatch.setattr(encoder_module, "bf16_available", lambda: False)
-    assert resolve_precision("auto") == "fp32"
-    assert resolve_precision("bf16") == "bf16" and resolve_precision("fp32") == "fp32"
-    with pytest.raises(PolyembedError, match="^precision fp16: choose one of fp32, bf16, auto"):
-        resolve_precision("fp16")
+def test_auto_is_the_half_precision_the_device_computes_natively(monkeypatch) -> None:
+    """bf16 where native; else fp16 on a GPU (CUDA, MPS), fp32 on a CPU (tests/test_device.py fakes CUDA)."""
+    monkeypatch.setattr(precision_module, "bf16_available", lambda device=None: True)
+    assert resolve_precision("auto", device="cpu") == "bf16"
+    monkeypatch.setattr(precision_module, "bf16_available", lambda device=None: False)
+    assert resolve_precision("auto", device="cpu") == "fp32"
+    assert resolve_precision("auto", device="mps") == "fp16"
+    assert [resolve_precision(p, device="cpu") for p in ("bf16", "fp16", "fp32")] == ["bf16", "fp16", "fp32"]
+    with pytest.raises(PolyembedError, match="^precision half: choose one of fp32, bf16, fp16, auto"):
+        resolve_precision("half")
+
+
+def test_fp16_encodes_close_to_float32_under_a_name_of_its_own(minilm) -> None:
+    exact = minilm.encode(SENTENCES)
+    half = with_precision(minilm, "fp16")
+    approximate = half.encode(SENTENCES)
+    assert isinstance(half, Fp16Encoder) and half.name == f"{minilm.name} (fp16)"
+    cosines = (exact * approximate).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(approximate, axis=1)
+    assert cosines.min() > 0.99 and not np.array_equal(exact, approximate)
+    assert encoder_fingerprint(half) not in (encoder_fingerprint(minilm), encoder_fingerprint(Bf16Encoder(minilm)))
 
 
 def test_only_torch_encoders_take_bf16(hashing_encoder, minilm) -> None:
     with pytest.raises(PolyembedError, match="bf16 needs a torch model"):
         with_precision(hashing_encoder, "bf16")
     assert with_precision(hashing_encoder, "fp32") is hashing_encoder
+    assert with_precision(hashing_encoder, "auto") is hashing_encoder  # it has a precision of its own
     assert isinstance(with_precision(minilm, "bf16"), Bf16Encoder)
 
 

@@ -143,8 +143,8 @@ def test_as_encoder_wraps_a_sentence_transformer_model(minilm) -> None:
 
 
 def test_a_new_encoder_kind_is_one_class_and_one_registration(tmp_path: Path) -> None:
-    """tests/models/toy_kind.py (the README's how-to) loads through `load_model` and routes, normalises and
-    embeds through the base class, with no edit anywhere else."""
+    """tests/models/toy_kind.py (docs/contributing/encoder-kind.md) loads through `load_model` and routes,
+    normalises and embeds through the base class, with no edit anywhere else."""
     from polyembed.models.embedding_cache import EmbeddingStore
     from tests.models.toy_kind import LetterCounts
 

@@ -1,6 +1,6 @@
 """A toy encoder kind: one class and its registration are all a new kind needs; `load_model`, language routing,
-normalisation, the embedding store, the server and the MTEB wrapper come from `polyembed.models`. The README's
-how-to shows this file as it is."""
+normalisation, the embedding store, the server and the MTEB wrapper come from `polyembed.models`.
+docs/contributing/encoder-kind.md shows this file as it is."""
 
 from __future__ import annotations
 

@@ -51,6 +51,8 @@ def evaluate(
     cache: bool = False,
     precision: str = "fp32",
     prompt_name: str | None = None,
+    baseline: str | SentenceEncoder | None = None,
+    trained_languages: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
 
@@ -58,6 +60,10 @@ def evaluate(
     the same model again encodes only sentences it has not seen. `precision`: 'fp32' (default), 'bf16'
     (autocast: faster on CPUs with native bf16, scores move slightly) or 'auto' (bf16 only where native).
     `prompt_name`: one of the model's prompts for every sentence (e5's 'query' or 'passage'); None: its default.
+    `baseline`: a second model (e.g. the one training started from) scored on the same tasks first; the result
+    then carries both and their comparison (`eval/compare.py`: every subset with a 95 % interval, forgetting
+    per language). `trained_languages` marks the languages the model trained on in that comparison (default:
+    the `language` list of a polyembed model folder's card).
 
     Outputs are staged in a hidden folder and moved into `out_dir` only when every task succeeded, so a
     failed run leaves nothing behind; only the files this report writes (and those an earlier polyembed
@@ -71,28 +77,39 @@ def evaluate(
     # the inputs that need no data before the data root: a user without one hears first about what they typed
     if isinstance(model, str | Path):
         check_model_reference(str(model), argument("-m", "model"))
+    if isinstance(baseline, str | Path):
+        check_model_reference(str(baseline), argument("--baseline", "baseline"))
     if out_dir is not None:
         # before the model loads: an unwritable folder fails in a second
         check_output_dir(out_dir, argument("--output", "out_dir"))
     root = data_root_for(task_list, data_root)
     if root is not None:
         check_datasets(task_list, root)
-    encoder = with_precision(with_prompt(as_encoder(model), prompt_name), precision)
-    if cache:
-        from polyembed.models.embedding_cache import EmbeddingStore
+    def prepared(which: str | SentenceEncoder) -> SentenceEncoder:
+        encoder = with_precision(with_prompt(as_encoder(which), prompt_name), precision)
+        if cache:
+            from polyembed.models.embedding_cache import EmbeddingStore
 
-        encoder = EmbeddingStore(encoder, batch_size=batch_size)
+            encoder = EmbeddingStore(encoder, batch_size=batch_size)
+        return encoder
+
+    before = None
+    if baseline is not None:  # first: the baseline's scores decide nothing, but a failure there costs least
+        before = run_tasks(prepared(baseline), task_list, data_root=root, batch_size=batch_size,
+                           show_progress=show_progress)
+    encoder = prepared(model)
     if out_dir is None:
-        return run_tasks(encoder, task_list, data_root=root, batch_size=batch_size, show_progress=show_progress)
+        return _compared(run_tasks(encoder, task_list, data_root=root, batch_size=batch_size,
+                                   show_progress=show_progress), before, model, trained_languages)
     with publishing(out_dir, argument("--output", "out_dir")) as staging:
-        result = run_tasks(
+        result = _compared(run_tasks(
             encoder,
             task_list,
             data_root=root,
             figure_dir=staging / "plots" if plots else None,
             batch_size=batch_size,
             show_progress=show_progress,
-        )
+        ), before, model, trained_languages)
         figures: dict[str, list[str]] = {}
         for run in result.runs:
             figures[run.task.name] = [f"plots/{path.name}" for path in run.figures]
@@ -101,4 +118,27 @@ def evaluate(
                 figures.setdefault(task_name, []).extend(names)
         write_results_json(result, staging / "results.json")
         write_report_md(result, staging / "report.md", figures)
+    return result
+
+
+def model_languages(model: str | SentenceEncoder) -> list[str]:
+    """The languages a polyembed model folder's card lists (its training languages); [] for anything else."""
+    from polyembed.models.cards import read_front_matter
+
+    if not isinstance(model, str | Path) or not Path(model).is_dir():
+        return []
+    languages = read_front_matter(model).get("language")
+    return [str(code) for code in languages] if isinstance(languages, list) else []
+
+
+def _compared(result: EvaluationResult, before: EvaluationResult | None, model: str | SentenceEncoder,
+              trained_languages: Sequence[str] | None) -> EvaluationResult:
+    """`result` with the baseline's run and the comparison attached (as it is without a baseline)."""
+    if before is None:
+        return result
+    from polyembed.eval.compare import compare_scores
+
+    trained = list(trained_languages) if trained_languages is not None else model_languages(model)
+    result.baseline = before
+    result.comparison = compare_scores(before.scores, result.scores, result.model, before.model, trained)
     return result

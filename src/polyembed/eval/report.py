@@ -20,7 +20,17 @@ def is_average(subset: str) -> bool:
 
 
 def results_to_dict(result: EvaluationResult) -> dict[str, Any]:
-    """JSON-ready results: one entry per task with its metadata, timing and score rows."""
+    """JSON-ready results: one entry per task with its metadata, timing and score rows; with a baseline, its
+    results and the comparison too."""
+    payload = _results_dict(result)
+    if result.baseline is not None:
+        payload["baseline"] = _results_dict(result.baseline)
+    if result.comparison is not None:
+        payload["comparison"] = result.comparison.to_dict()
+    return payload
+
+
+def _results_dict(result: EvaluationResult) -> dict[str, Any]:
     return {
         "model": result.model,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -106,6 +116,10 @@ def write_report_md(result: EvaluationResult, path: Path, figures: dict[str, lis
             f"| {meta.name} | {meta.type} | {meta.main_score} | {_fmt(task_summary(run.scores))} | "
             f"{run.seconds:.1f} | {run.sentences_encoded} |"
         )
+    if result.comparison is not None:
+        lines += ["", f"## Compared with `{result.comparison.baseline}`", "",
+                  "Main scores of both models on the same rows; a change in bold lies outside its 95 % interval.",
+                  "", result.comparison.markdown().rstrip("\n")]
     for run in result.runs:
         meta = run.task.metadata
         lines += [

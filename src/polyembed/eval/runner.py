@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from polyembed.data.root import data_root as resolve_data_root
 from polyembed.eval.base import EmbeddingProvider, Score, Task
+from polyembed.eval.compare import Comparison
 from polyembed.languages import normalize_language
 from polyembed.messages import hide_progress
 from polyembed.models.encoder import SentenceEncoder, normalize_rows
@@ -90,6 +91,9 @@ class EvaluationResult:
     runs: list[TaskRun]
     seconds: float
     environment: dict[str, Any] = field(default_factory=dict)
+    baseline: EvaluationResult | None = None
+    """The same tasks on the model this one is compared with (`evaluate(..., baseline=...)`)."""
+    comparison: Comparison | None = None
 
     @property
     def scores(self) -> list[Score]:

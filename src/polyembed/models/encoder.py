@@ -15,14 +15,19 @@ from numpy.typing import DTypeLike
 from polyembed.errors import PolyembedError, argument
 from polyembed.languages import require_known_language
 from polyembed.messages import hide_progress
+from polyembed.models.precision import (  # noqa: F401 - importable from here as before
+    HALF_DTYPES,
+    PRECISIONS,
+    auto_precision,
+    bf16_available,
+    device_kind,
+    resolve_precision,
+)
 
 logger = logging.getLogger(__name__)
 
 Language = TypeVar("Language", bound=str | None)
 """A routing key: a language code, or None where the model picks (or needs no language)."""
-
-PRECISIONS = ("fp32", "bf16", "auto")
-"""Inference precision: full float32, bf16 autocast, or 'auto' (bf16 where the CPU or GPU computes it natively)."""
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -275,6 +280,9 @@ class SentenceTransformerEncoder(SentenceEncoder):
 
     prompt_name: str | None = None
     """The model's prompt to prepend (`with_prompt`); None: its default prompt."""
+    pool: Any = None
+    """A `polyembed.models.pool.DevicePool` when the model encodes on several devices (one process each; the
+    model in this process then stays on the CPU), else None. Copies (`with_prompt`) share it."""
 
     def __init__(self, model: Any, name: str, path: str | Path | None = None) -> None:
         self.model = model
@@ -299,6 +307,11 @@ class SentenceTransformerEncoder(SentenceEncoder):
         return getattr(self.model, "max_seq_length", None)
 
     @property
+    def device_kind(self) -> str:
+        """'cuda', 'mps' or the CPU's name: where the model computes (its pool's devices when it has one)."""
+        return self.pool.kind if self.pool is not None else str(self.model.device.type)
+
+    @property
     def prompt(self) -> str:
         """The prefix the model prepends (its default prompt, or the one `with_prompt` chose; '' when none)."""
         name = self.prompt_name or getattr(self.model, "default_prompt_name", None)
@@ -308,7 +321,9 @@ class SentenceTransformerEncoder(SentenceEncoder):
         self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
         """Rows as float32 (not normalised: `encode(normalize=True)` does that)."""
-        chosen = {"prompt_name": self.prompt_name} if self.prompt_name else {}
+        chosen: dict[str, Any] = {"prompt_name": self.prompt_name} if self.prompt_name else {}
+        if self.pool is not None:
+            chosen["pool"] = self.pool.processes(self.model)
         vectors = self.model.encode(sentences, batch_size=batch_size,
                                     show_progress_bar=not hide_progress(show_progress_bar), convert_to_numpy=True,
                                     **chosen)
@@ -317,6 +332,11 @@ class SentenceTransformerEncoder(SentenceEncoder):
     def save(self, path: str | Path) -> None:
         """Save as a standard sentence-transformers folder."""
         self.model.save(str(path))
+
+    def close(self) -> None:
+        """Stop the encoding processes of several devices, if any (they stop at exit too)."""
+        if self.pool is not None:
+            self.pool.close()
 
 
 def with_prompt(encoder: SentenceEncoder, prompt_name: str | None, option: str | None = None) -> SentenceEncoder:
@@ -363,29 +383,6 @@ def token_level_model(encoder: Any, language: str | None = None) -> Any:
                              "words with (an ONNX export has sentence vectors only; use the model folder)")
 
 
-def bf16_available() -> bool:
-    """Whether bf16 autocast is fast here: a GPU with bf16, or a CPU with AVX512-BF16 or AMX (elsewhere the CPU
-    emulates bf16 and it is slower than float32)."""
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported()
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="ignore")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def resolve_precision(precision: str, option: str | None = None) -> str:
-    """'fp32' or 'bf16' for a requested precision ('auto': bf16 only where it is native)."""
-    if precision not in PRECISIONS:
-        raise PolyembedError(f"{option or argument('--precision')} {precision}: choose one of {', '.join(PRECISIONS)}")
-    if precision == "auto":
-        return "bf16" if bf16_available() else "fp32"
-    return precision
-
-
 def runs_on_torch(encoder: Any) -> bool:
     """A sentence-transformers model, or a wrapper / bundle of them (an ONNX export is not)."""
     seen = encoder
@@ -398,46 +395,76 @@ def runs_on_torch(encoder: Any) -> bool:
         seen = inner
 
 
-class Bf16Encoder(WrappedEncoder):
-    """Any torch-based encoder run under bf16 autocast: matrix products in bf16, sums and norms in float32.
+def encoder_device_kind(encoder: Any) -> str:
+    """The kind of device `encoder` computes on ('cuda', 'mps', the CPU's name), through wrappers: what its
+    autocast and its 'auto' precision go by. A model encoding through a pool of processes computes on the
+    pool's devices; one that says nothing, on the device models load on."""
+    seen = encoder
+    while True:
+        if isinstance(seen, SentenceTransformerEncoder):
+            return seen.device_kind
+        if hasattr(seen, "language_encoder") and isinstance(getattr(seen, "device", None), str):  # a bundle
+            return device_kind(seen.device)
+        inner = getattr(seen, "encoder", None)
+        if inner is None or inner is seen:
+            return device_kind(None)
+        seen = inner
 
-    Why: on CPUs with native bf16 it encodes much faster, and evaluation is nearly all encoding. Scores
-    move slightly (docs/benchmarks.md, "Inference precision", measures by how much), so this is opt-in
-    (`precision="bf16"` or "auto"), and its name (so its embedding-store fingerprint) differs from the float32
-    model's: stored float32 vectors are never served as bf16 ones, nor the other way round.
+
+class AutocastEncoder(WrappedEncoder):
+    """Any torch-based encoder run under autocast at a half precision: matrix products in bf16 or fp16, sums and
+    norms in float32.
+
+    Why: on GPUs, and on CPUs with native bf16, it encodes much faster, and evaluation is nearly all encoding.
+    Scores move slightly (docs/benchmarks.md, "Inference precision", measures by how much for bf16), so this is
+    opt-in (`precision="bf16"`, "fp16" or "auto"), and its name (so its embedding-store fingerprint) differs from
+    the float32 model's: stored float32 vectors are never served as half-precision ones, nor the other way round.
+    A model encoding through a pool of processes (`polyembed.models.pool`) runs its processes under the same
+    autocast.
     """
+
+    precision = "bf16"
+    """'bf16' or 'fp16' (a subclass each, so `isinstance` tells which)."""
 
     def __init__(self, encoder: SentenceEncoder) -> None:
         if not runs_on_torch(encoder):
-            raise PolyembedError(f"{encoder.name}: bf16 needs a torch model "
+            raise PolyembedError(f"{encoder.name}: {self.precision} needs a torch model "
                                  "(an ONNX export runs in the precision it was exported in)")
         super().__init__(encoder)
-        self.name = f"{encoder.name} (bf16)"
+        self.name = f"{encoder.name} ({self.precision})"
 
     def __getattr__(self, attribute: str) -> Any:  # prompt, with_mode, model ... are the encoder's own
         return getattr(self.__dict__["encoder"], attribute)
-
-    def _device_type(self) -> str:
-        device = getattr(getattr(self.encoder, "model", None), "device", None)
-        if device is None:
-            import torch
-
-            from polyembed.device import resolve_device
-
-            return torch.device(resolve_device()).type
-        return str(device.type)
 
     def _encode_group(
         self, sentences: list[str], language: str | None, batch_size: int, show_progress_bar: bool
     ) -> np.ndarray:
         import torch
 
-        with torch.autocast(self._device_type(), dtype=torch.bfloat16):
+        with torch.autocast(encoder_device_kind(self.encoder), dtype=getattr(torch, HALF_DTYPES[self.precision])):
             vectors = self.encoder.encode(sentences, language, batch_size=batch_size,
                                           show_progress_bar=show_progress_bar)
         return np.asarray(vectors, dtype=np.float32)
 
 
+class Bf16Encoder(AutocastEncoder):
+    """An encoder under bf16 autocast (`AutocastEncoder`)."""
+
+    precision = "bf16"
+
+
+class Fp16Encoder(AutocastEncoder):
+    """An encoder under fp16 autocast (`AutocastEncoder`): the half precision of GPUs without bf16 and of MPS."""
+
+    precision = "fp16"
+
+
 def with_precision(encoder: SentenceEncoder, precision: str, option: str | None = None) -> SentenceEncoder:
-    """`encoder` as is for float32, wrapped in `Bf16Encoder` for bf16 ('auto' resolved here)."""
-    return Bf16Encoder(encoder) if resolve_precision(precision, option) == "bf16" else encoder
+    """`encoder` as is for float32, under bf16 or fp16 autocast otherwise. 'auto' is resolved for the device the
+    encoder computes on, and leaves an encoder that does not run on torch (an ONNX export, a user's own) as it
+    is: it has a precision of its own."""
+    if precision == "auto" and not runs_on_torch(encoder):
+        return encoder
+    resolved = resolve_precision(precision, option, encoder_device_kind(encoder) if runs_on_torch(encoder) else None)
+    wrapper = {"bf16": Bf16Encoder, "fp16": Fp16Encoder}.get(resolved)
+    return wrapper(encoder) if wrapper is not None else encoder

@@ -6,7 +6,7 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -260,7 +260,9 @@ def check_model_reference(name_or_path: str, option: str = "model") -> None:
         )
 
 
-def load_model(name_or_path: str, *, device: str | None = None, revision: str | None = None) -> SentenceEncoder:
+def load_model(
+    name_or_path: str, *, device: str | Sequence[str] | None = None, revision: str | None = None
+) -> SentenceEncoder:
     """Load a sentence encoder: a built-in ('minilm-en', 'me5-small', 'mpnet-en'), a local folder, a Hugging
     Face id, or a folder of a registered encoder kind (`ENCODER_KINDS`: an ONNX export, whose folder gives the
     int8 graph and a .onnx file in it that graph; a modular bundle; a model with language embeddings).
@@ -268,16 +270,19 @@ def load_model(name_or_path: str, *, device: str | None = None, revision: str | 
     A plain HF encoder (no sentence-transformers config) gets mean pooling, as sentence-transformers does.
     Offline (HF_HUB_OFFLINE=1 or no network) only the local HF cache is tried, and a miss is a clear error.
     `device`: 'cpu', 'cuda', 'cuda:N' or 'mps'; None picks the accelerator there is, as sentence-transformers
-    does (`polyembed.device`).
+    does (`polyembed.device`). Several ('cuda:0,cuda:1' or a list): `encode` runs one process per device
+    (`polyembed.models.pool`; the model in this process stays on the CPU), for a sentence-transformers model.
     `revision`: a Hugging Face id's branch, tag or commit (passed to sentence-transformers, which downloads or
     finds in the cache that revision). A built-in or a local folder has no revisions: it is ignored there, as
     sentence-transformers ignores it for local paths, with a warning.
     """
     from sentence_transformers import SentenceTransformer
 
-    from polyembed.device import resolve_device
+    from polyembed.device import CPU, resolve_devices
+    from polyembed.models.pool import on_devices, several_devices_refused
 
-    device = resolve_device(device)
+    devices = resolve_devices(device)
+    device = CPU if len(devices) > 1 else devices[0]  # several: each pool process moves its copy to its device
 
     local = Path(name_or_path).expanduser()
     if revision is not None and (name_or_path in BUILTIN_MODELS or local.exists()):
@@ -286,6 +291,8 @@ def load_model(name_or_path: str, *, device: str | None = None, revision: str | 
         revision = None
     for kind in ENCODER_KINDS:
         if kind.can_load(local):
+            if len(devices) > 1:
+                raise several_devices_refused(name_or_path, kind.__name__, devices)
             return kind.load(local, name=name_or_path, device=device)
     target, local_only = resolve_model_path(name_or_path)
     try:
@@ -300,7 +307,8 @@ def load_model(name_or_path: str, *, device: str | None = None, revision: str | 
                 f"use a built-in ({', '.join(BUILTIN_MODELS)}) or a local folder"
             ) from err
         raise ModelNotAvailableError(f"could not load model '{name_or_path}': {err}") from err
-    return wrap_sentence_transformer(model, name_or_path, target if Path(target).exists() else None)
+    encoder = wrap_sentence_transformer(model, name_or_path, target if Path(target).exists() else None)
+    return on_devices(encoder, devices) if len(devices) > 1 else encoder
 
 
 def wrap_sentence_transformer(model: Any, name: str, path: str | None = None) -> SentenceTransformerEncoder:

@@ -116,6 +116,16 @@ def test_polyembed_eval_writes_into_the_card(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     text = (model / CARD_FILE).read_text(encoding="utf-8")
     assert "| parallel-retrieval |" in text and "polyembed eval" in text
+    base = tiny_sentence_transformer(tmp_path / "base", seed=1)
+    result = CliRunner().invoke(app, ["eval", "-m", str(model), "--baseline", str(base), "--tasks",
+                                      "parallel-retrieval", "--task-arg", f"directory={corpus}", "-o",
+                                      str(tmp_path / "compared"), "--no-plots", "--trained-languages", "de"])
+    assert result.exit_code == 0, result.output
+    assert "parallel-retrieval" in result.output and " -> " in result.output  # before -> after per task
+    text = (model / CARD_FILE).read_text(encoding="utf-8")
+    assert "## Compared with `" in text and "| parallel-retrieval | de |" in text
+    report = (tmp_path / "compared" / "report.md").read_text(encoding="utf-8")
+    assert "## Compared with" in report and "Forgetting" not in report  # no multi-language retrieval task
 
 
 @pytest.mark.parametrize(("student", "hub_id", "licence"), [
@@ -156,3 +166,26 @@ def test_an_old_card_gets_a_hub_base_model_or_none(tmp_path: Path) -> None:
     assert fixed == {"base_model": "sentence-transformers/all-MiniLM-L6-v2", "license": "mit"}
     local = with_model_index(f"---\nbase_model: {tmp_path}\nlicense: mit\n---\n{body}", "m")
     assert "base_model" not in _front_matter(local) and local.endswith(body)
+
+
+def test_a_comparison_becomes_its_own_section_and_a_rerun_replaces_it(tmp_path: Path) -> None:
+    from polyembed.eval.base import Score
+    from polyembed.eval.compare import compare_scores
+    from polyembed.methods.base.model_card import append_comparison
+
+    card = tmp_path / CARD_FILE
+    card.write_text("# m\n\n<!-- polyembed-eval:start -->\nnone yet\n<!-- polyembed-eval:end -->\n\n## Usage\n",
+                    encoding="utf-8")
+
+    def scores(value: float) -> list[Score]:
+        return [Score(task="tatoeba", split="test", subset="yor", metric="accuracy", value=value, main=True, n=1000)]
+
+    append_comparison(tmp_path, compare_scores(scores(40.0), scores(50.0), "m", "me5-small", ["yo"]), "first")
+    append_comparison(tmp_path, compare_scores(scores(40.0), scores(60.0), "m", "me5-small", ["yo"]), "second")
+    text = card.read_text(encoding="utf-8")
+    assert text.count("## Compared with `me5-small`") == 1 and "(second)" in text and "(first)" not in text
+    assert "| tatoeba | yor | 40.00 | 60.00 | **+20.00 ±" in text and text.endswith("## Usage\n")
+    assert text.index("polyembed-eval:end") < text.index("## Compared with")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert append_comparison(plain, compare_scores(scores(1.0), scores(2.0), "m", "b"), "x") is None

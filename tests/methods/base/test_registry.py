@@ -77,7 +77,7 @@ def test_a_registered_method_gets_a_cli_command_with_its_own_options(toy_inputs:
 
 def test_unknown_methods_and_plugin_modules_are_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     known = ("known: distill, emmax-em, emmax-warmup, modular-cla, modular-cla-all-pairs, modular-la, modular-se, "
-             "modular-single, (toy, )?wacse")
+             "modular-single, new-language, (toy, )?wacse")
     with pytest.raises(PolyembedError, match=f"unknown training method 'nope'; {known}"):
         get_method("nope")
     monkeypatch.setenv(PLUGIN_ENV_VAR, "no_such_module_xyz")

@@ -33,6 +33,24 @@ def test_loss_is_the_mean_of_both_terms(tmp_path: Path) -> None:
     assert np.isclose(loss, (english_term + translation_term) / 2, rtol=1e-5)
 
 
+def test_the_ranking_term_adds_translation_ranking_both_ways(tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from polyembed.methods.wacse.losses import translation_ranking
+
+    student = SentenceTransformer(str(tiny_sentence_transformer(tmp_path / "student", seed=1)), device="cpu")
+    student.eval()
+    targets = torch.randn(len(ENGLISH), student.get_embedding_dimension(), generator=torch.Generator().manual_seed(0))
+    features = [student.tokenize(ENGLISH), student.tokenize(OTHER)]
+    with torch.no_grad():
+        mse = distillation_loss(student)(features, targets).item()
+        combined = distillation_loss(student, ranking_weight=0.5, ranking_scale=10.0)(features, targets).item()
+        english = student(student.tokenize(ENGLISH))["sentence_embedding"]
+        other = student(student.tokenize(OTHER))["sentence_embedding"]
+        ranking = (translation_ranking(english, other, 10.0) + translation_ranking(other, english, 10.0)).item() / 2
+    assert ranking > 0 and np.isclose(combined, mse + 0.5 * ranking, rtol=1e-5)
+
+
 class _Table:
     """A fixed 'model' and 'teacher': each sentence maps to a given vector."""
 

@@ -96,6 +96,18 @@ def test_training_writes_best_model_history_and_speed(tiny: dict[str, Path], tmp
     assert result.best["eval_dev_mse_translation"] < 0.85 * start.best["eval_dev_mse_translation"]  # 0.56-0.70 seen
 
 
+def test_a_ranking_term_trains_and_refuses_anchor_text(tiny: dict[str, Path], tmp_path: Path) -> None:
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "ranked", max_steps=2, eval_steps=2,
+                                                                ranking_weight=1.0))
+    assert train_distill(config, origin=origin, show_progress=False).steps == 2
+    anchors = tmp_path / "anchors.txt"
+    anchors.write_text("ein satz\n", encoding="utf-8")
+    config, origin = build_config(DistillConfig, None, _options(tiny, tmp_path / "bad", ranking_weight=1.0,
+                                                                anchor_files=[f"fr={anchors}"]))
+    with pytest.raises(PolyembedError, match="ranking.weight: translation ranking needs bitext rows only: anchor text"):
+        train_distill(config, origin=origin, show_progress=False)
+
+
 def test_the_saved_length_is_the_students_own_unless_set(tiny: dict[str, Path], tmp_path: Path) -> None:
     """A short training length must not become the saved model's: users encode longer sentences later."""
     from sentence_transformers import SentenceTransformer

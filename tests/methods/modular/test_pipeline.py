@@ -21,7 +21,7 @@ def test_pipeline_builds_a_bundle_and_resumes_by_skipping_finished_stages(shared
     from polyembed.models.loading import load_model
 
     base = tiny_sentence_transformer(tmp_path / "base", seed=0, mask_token=True)
-    config = ModularPipelineConfig(languages=["de"], base=str(base), vocabulary="prune", la_steps=2, se_steps=2,
+    config = ModularPipelineConfig(languages=["de"], student=str(base), vocabulary="prune", la_steps=2, se_steps=2,
                                    cla_steps=2, batch_size=8, precision="fp32", output_dir=str(tmp_path / "run"),
                                    cla_parallel_batches=2, cla_dev_measure="sts")
     summary = run_pipeline(config, show_progress=False)  # max_seq_length 128 > the tiny model's 64: capped
@@ -70,7 +70,7 @@ def test_all_pairs_alignment_is_one_joint_stage_for_every_language(shared_data: 
     from polyembed.models.loading import load_model
 
     base = tiny_sentence_transformer(tmp_path / "base", seed=0)
-    config = ModularPipelineConfig(languages=["de", "ru"], base=str(base), vocabulary="keep", skip_la=["all"],
+    config = ModularPipelineConfig(languages=["de", "ru"], student=str(base), vocabulary="keep", skip_la=["all"],
                                    se_steps=2, cla_steps=2, batch_size=8, max_pairs=40, dev_pairs=10,
                                    alignment="all-pairs", precision="fp32", output_dir=str(tmp_path / "run"))
     summary = run_pipeline(config, show_progress=False)

@@ -1,6 +1,7 @@
 """A toy training method in a test folder: registering a config, a loss and `build` is all a new method needs;
 the student, the run folder, resume, CLI command and API call come from `polyembed.methods.base`. Imported by
-the CLI through $POLYEMBED_METHODS=tests.methods.toy. The README's how-to shows these files as they are."""
+the CLI through $POLYEMBED_METHODS=tests.methods.toy. docs/contributing/training-method.md shows these files as
+they are."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ class BitextConfig(TrainConfig):
         "each one that has a language adds a source.",
     )
     parallel_files: list[str] = option(
-        [], "User bitext: 'LANG=FILE.tsv' (English<TAB>other) or 'LANG=ENGLISH_FILE,OTHER_FILE'."
+        [], "User bitext: LANG=FILE.tsv (English<TAB>other), or LANG=EN_FILE,FILE (two line-aligned files, English "
+        "first)."
     )
     max_pairs_per_source: int | None = option(
         None,

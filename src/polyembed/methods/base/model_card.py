@@ -46,7 +46,9 @@ def card_text(method: Any, config: Any, result: Any) -> str:
     TrainResult."""
     from polyembed.data.registry import DATASETS
 
-    languages = list(getattr(config, "languages", None) or [])
+    own_files = getattr(config, "parallel_files", None) or []
+    languages = list(dict.fromkeys([*(getattr(config, "languages", None) or []),  # the user's files' too
+                                    *(spec.partition("=")[0].strip() for spec in own_files)]))
     teacher = getattr(config, "teacher", None)
     datasets = [name for name in getattr(config, "datasets", None) or [] if isinstance(name, str)]
     folder = Path(result.model_dir)
@@ -183,6 +185,34 @@ def append_evaluation(model_dir: str | Path, rows: list[dict[str, Any]], source:
     body = "\n".join([f"<!-- rows: {data} -->", *table])
     text = with_model_index(f"{head}{EVALUATION_START}\n{body}\n{EVALUATION_END}{tail}",
                             local_model_name(path.parent))
+    with atomic_write(path) as handle:
+        handle.write(text)
+    return path
+
+
+COMPARISON_START, COMPARISON_END = "<!-- polyembed:comparison:start -->", "<!-- polyembed:comparison:end -->"
+
+
+def append_comparison(model_dir: str | Path, comparison: Any, source: str) -> Path | None:
+    """Put a before/after comparison (`eval.compare.Comparison`) into the card of the model in `model_dir`, as
+    its own section between markers (an earlier comparison is replaced); the card's other text is kept. A folder
+    without a polyembed card is left alone (None)."""
+    path = Path(model_dir) / CARD_FILE
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if EVALUATION_END not in text:
+        return None
+    block = "\n".join([COMPARISON_START, f"## Compared with `{comparison.baseline}`", "",
+                       f"Main scores of this model and `{comparison.baseline}` on the same rows ({source}); a "
+                       "change in bold lies outside its 95 % interval.", "", comparison.markdown().rstrip("\n"),
+                       COMPARISON_END])
+    if COMPARISON_START in text and COMPARISON_END in text:
+        head, rest = text.split(COMPARISON_START, 1)
+        text = head + block + rest.split(COMPARISON_END, 1)[1]
+    else:
+        head, tail = text.split(EVALUATION_END, 1)
+        text = f"{head}{EVALUATION_END}\n\n{block}{tail}"
     with atomic_write(path) as handle:
         handle.write(text)
     return path

@@ -38,6 +38,7 @@ BUILTIN_METHOD_MODULES = (
     "polyembed.methods.modular",
     "polyembed.methods.wacse",
     "polyembed.methods.emmax",
+    "polyembed.methods.new_language",
 )
 PLUGIN_ENV_VAR = "POLYEMBED_METHODS"
 ENTRY_POINT_GROUP = "polyembed.methods"
@@ -59,9 +60,15 @@ class TrainingMethod:
     summary: str
     paper: str = ""
     model_options: tuple[str, ...] = ("student",)
+    finish: Callable[[Any, Any, Any, bool], None] | str | None = None
+    """Optional `finish(config, prepared, result, show_progress)`, run after the model and its card are saved
+    (e.g. a recipe's before/after table); a failure there is reported, the trained model stays."""
     cli_group: str = ""
     """Methods that are stages of one recipe share a CLI group: name 'modular-la' in group 'modular' is
     `polyembed train modular la` (the API keeps the full name)."""
+    examples: tuple[str, ...] = ()
+    """Command lines the method's --help shows under Examples: (the CLI's tests parse each one); without them the
+    help shows a plain run into runs/<name>."""
 
     def function(self, part: str) -> Callable[..., Any]:
         """`prepare` or `build` as a function (a "module:function" string is imported now)."""
@@ -196,4 +203,10 @@ def train(
             write_model_card(spec, config, result)
         except (OSError, ValueError, KeyError, TypeError) as err:
             logger.warning("no model card written in %s: %s", result.model_dir, err)
+        if spec.finish is not None:
+            try:
+                spec.function("finish")(config, prepared, result, show_progress)
+            except (PolyembedError, OSError, ValueError, RuntimeError) as err:  # the model is saved all the same
+                logger.warning("%s: the step after training failed (%s); the model in %s is complete", spec.name,
+                               err, result.model_dir)
     return result

@@ -14,6 +14,12 @@ DISTILL = register_method(
         "sentences and their translations to the teacher's embedding of the English sentence.",
         paper="https://arxiv.org/abs/2004.09813",
         model_options=("teacher", "student"),
+        examples=(
+            "polyembed train distill --languages de,sw --max-steps 500 --output-dir runs/de-sw",
+            "polyembed train distill --languages yo --datasets '' --parallel-files yo=my.en,my.yo -o runs/yo",
+            "polyembed train distill --config my.yaml --batch-size 32",
+            "polyembed train distill --config my.yaml --output-dir runs/de-sw --resume",
+        ),
     )
 )
 

@@ -55,6 +55,12 @@ class DistillConfig(LoraOptions, BitextConfig):
     anchor_sentences_per_language: int = option(
         1000, "Cap on the anchor sentences of each language (a seeded sample).", minimum=1
     )
+    ranking_weight: float = option(
+        0.0, "Weight of a translation-ranking term added to the MSE (each English sentence picks its translation "
+        "among the batch's, and back; WACSE's TR): 0 is the paper's MSE alone. Needs no anchor text.", minimum=0
+    )
+    ranking_scale: float = option(20.0, "Similarity scale of the translation-ranking term (1 / temperature).",
+                                  above=0)
     best_metric: Literal["mse", "translation", "sts"] = option(
         "mse", "Dev measure that picks the kept checkpoint: 'mse' (paper), 'translation' or 'sts'."
     )

@@ -64,6 +64,9 @@ def prepare_data(config: DistillConfig, origin: ConfigOrigin | None = None) -> D
     """Read, validate and split all bitext and anchor text before any model is loaded (errors name file and
     line)."""
     origin = origin or ConfigOrigin()
+    if config.ranking_weight > 0 and config.anchor_codes():
+        raise origin.error("ranking_weight", "translation ranking needs bitext rows only: anchor text (a sentence "
+                           "paired with itself) would be its own translation; leave out the anchors or the ranking")
     bitext = prepare_bitext(config, origin)
     return DistillData(bitext.train, bitext.dev, bitext.dev_sts, load_anchor_text(config, origin))
 
@@ -274,7 +277,7 @@ def build_job(config: DistillConfig, data: DistillData, run: RunFolder, show_pro
     return TrainingJob(
         model=student,
         train_dataset=_train_dataset(data, targets, student, show_progress),
-        loss=distillation_loss(student),
+        loss=distillation_loss(student, config.ranking_weight, config.ranking_scale),
         evaluator=_evaluator(data, targets, config.batch_size),
         best_metric=BEST_METRICS[config.best_metric],
         steps_per_epoch=math.ceil(max(sizes) * len(sizes) / step_rows),

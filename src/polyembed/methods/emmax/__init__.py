@@ -19,6 +19,10 @@ WARMUP = register_method(
         "maximum likelihood on translations, outliers and mixup examples between them.",
         paper=PAPER,
         cli_group="emmax",
+        examples=(
+            "polyembed train emmax warmup --output-dir runs/emmax-warmup",
+            "polyembed train emmax warmup --classifier fcn --languages de,sw --output-dir runs/warmup-fcn",
+        ),
     )
 )
 EM = register_method(
@@ -32,6 +36,10 @@ EM = register_method(
         "classifier.",
         paper=PAPER,
         cli_group="emmax",
+        examples=(
+            "polyembed train emmax em --student runs/emmax-warmup/model --output-dir runs/emmax-em",
+            "polyembed train emmax em --student runs/emmax-warmup/model --no-parallel --text-files sw=sw.txt",
+        ),
     )
 )
 

@@ -21,6 +21,10 @@ LANGUAGE_ADAPTATION = register_method(
         "language's encoder on its text (LoRA adapter + trainable embeddings, or full).",
         paper="https://arxiv.org/abs/2407.14878",
         cli_group="modular",
+        examples=(
+            "polyembed train modular la --language kk --output-dir runs/kk-la",
+            "polyembed train modular la --language yo --datasets '' --text-files yo.txt -o runs/yo-la",
+        ),
     )
 )
 
@@ -34,6 +38,10 @@ SENTENCE_ENCODING = register_method(
         "encoder on its monolingual paraphrase pairs (LoRA adapter, or full).",
         paper="https://arxiv.org/abs/2407.14878",
         cli_group="modular",
+        examples=(
+            "polyembed train modular se --language kk --student runs/kk-la/model --output-dir runs/kk-se",
+            "polyembed train modular se --language en --output-dir runs/en-se",
+        ),
     )
 )
 
@@ -49,6 +57,9 @@ CROSS_LINGUAL_ALIGNMENT = register_method(
         paper="https://arxiv.org/abs/2407.14878",
         model_options=("student", "pivot"),
         cli_group="modular",
+        examples=(
+            "polyembed train modular cla --language kk --student runs/kk-se/model --pivot runs/en-se/model",
+        ),
     )
 )
 
@@ -63,6 +74,9 @@ JOINT_ALIGNMENT = register_method(
         paper="https://arxiv.org/abs/2407.14878",
         cli_group="modular",
         model_options=(),  # the encoders are checked (folders) by prepare_pairs
+        examples=(
+            "polyembed train modular cla-all-pairs --encoders en=runs/en/model --encoders kk=runs/kk/model",
+        ),
     )
 )
 
@@ -76,6 +90,10 @@ SINGLE_MODEL = register_method(
         "trained with MNRL on every language's monolingual paraphrases, or cross-lingual pairs.",
         paper="https://arxiv.org/abs/2407.14878",
         cli_group="modular",
+        examples=(
+            "polyembed train modular single --languages en,de,kk --output-dir runs/single-m",
+            "polyembed train modular single --languages en,de,kk --pairs cross-lingual -o runs/single-c",
+        ),
     )
 )
 

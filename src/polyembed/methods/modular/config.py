@@ -49,7 +49,7 @@ class LanguageAdaptationConfig(StageLoraOptions, TrainConfig):
     )
     learning_rate: float = option(
         5e-5, "Peak learning rate (the authors' code: 5e-5; higher rates lose more cross-lingual alignment, "
-        "benchmarks/modular_la.py).", above=0
+        "measured by modular_la.py in benchmarks/).", above=0
     )
     batch_size: int = option(32, "Sentences per mini-batch (paper: 128).", minimum=1)
     output_dir: str = option("runs/modular-la", "Run folder: config.yaml, checkpoints/, model/, training.json.")
@@ -62,16 +62,17 @@ class SentenceEncodingConfig(StageLoraOptions, TrainConfig):
     language: str = option("", "The encoder's language (ISO 639-1 or 639-3 code); required.")
     paraphrase_datasets: list[str] = option(
         ["stsb-multi-mt", "tatoeba-challenge", "kardes-xnli"],
-        "Registry paraphrase sources (polyembed.data.paraphrases); those without the language are skipped. The "
-        "default gives English the same multi-parallel kind as the other languages; add 'paraphrase-en' (WikiAuto, "
-        "English only) for more English pairs.",
+        "Registry paraphrase sources (the paraphrases module of polyembed.data); those without the language are "
+        "skipped. The default gives English the same multi-parallel kind as the other languages; add "
+        "'paraphrase-en' (WikiAuto, English only) for more English pairs.",
     )
     paraphrase_files: list[str] = option(
         [], "Paraphrase pairs of your own (e.g. from `polyembed data translate`): TSV anchor<TAB>paraphrase."
     )
     max_pairs: int | None = option(None, "Cap on the training pairs (a seeded sample); unset keeps all.", minimum=1)
     dev_pairs: int = option(200, "Pairs held out for the dev paraphrase retrieval (at most a fifth).", minimum=1)
-    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale (paper code: 20).", above=0)
+    mnrl_scale: float = option(20.0, "Similarity scale of the multiple-negatives ranking loss (paper code: 20).",
+                               above=0)
     learning_rate: float = option(
         1e-4, "Peak learning rate (LoRA default; the paper's full-parameter contrastive step used 2e-5).", above=0
     )
@@ -94,13 +95,13 @@ class CrossLingualAlignmentConfig(TrainConfig):
         "its pair (stsb-multi-mt pairs scored >= 4, Kardes XNLI entailment pairs).",
     )
     paraphrase_files: list[str] = option(
-        [], "Cross-lingual paraphrases of your own: TSV sentence-in-the-language<TAB>English paraphrase."
+        [], "Cross-lingual paraphrases of your own: TSV, a sentence of the language<TAB>its English paraphrase."
     )
     parallel_datasets: list[str] = option(
         ["tatoeba-challenge", "kardes-xnli"],
         "Registry bitext for the parallel-sentence batches (cosine loss); those without the language are skipped.",
     )
-    parallel_files: list[str] = option([], "Bitext of your own: TSV English<TAB>sentence-in-the-language.")
+    parallel_files: list[str] = option([], "Bitext of your own: TSV, English<TAB>the sentence in the language.")
     max_pairs: int | None = option(None, "Cap on each kind of training pair (a seeded sample).", minimum=1)
     dev_pairs: int = option(200, "Parallel pairs held out for dev retrieval against the pivot.", minimum=1)
     batch_mixing: Literal["round-robin", "proportional"] = option(
@@ -133,7 +134,7 @@ class CrossLingualAlignmentConfig(TrainConfig):
     )
     reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
-    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
+    mnrl_scale: float = option(20.0, "Similarity scale of the multiple-negatives ranking loss.", above=0)
     learning_rate: float = option(1e-4, "Learning rate (the authors': 1e-4 at batch 128).", above=0)
     warmup_ratio: float = option(0.0, "Fraction of steps with linear warm-up (the authors': none).", minimum=0,
                                  below=1)
@@ -164,7 +165,8 @@ class SingleModelConfig(StageLoraOptions, TrainConfig):
         None, "Cap on each language's training pairs of each kind (a seeded sample).", minimum=1
     )
     dev_pairs: int = option(100, "Pairs per language held out for dev retrieval (at most a fifth).", minimum=1)
-    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale (paper code: 20).", above=0)
+    mnrl_scale: float = option(20.0, "Similarity scale of the multiple-negatives ranking loss (paper code: 20).",
+                               above=0)
     adapter: Literal["lora", "full"] = option(
         "full", "'full' (the paper's Single models: every weight trains) or 'lora' (merged after training)."
     )
@@ -194,11 +196,11 @@ class JointAlignmentConfig(TrainConfig):
                             minimum=1)
     reduction_factor: float = option(2.0, "Parallel adapter bottleneck: hidden size / this (ParBn: 2).", above=0)
     adapter_scaling: float = option(4.0, "Parallel adapter output scaling (ParBn: 4.0).", above=0)
-    mnrl_scale: float = option(20.0, "MultipleNegativesRankingLoss similarity scale.", above=0)
+    mnrl_scale: float = option(20.0, "Similarity scale of the multiple-negatives ranking loss.", above=0)
     learning_rate: float = option(
         1e-5, "Peak learning rate (paper: 1e-4 at batch 128; 1e-5 chosen on the STS dev splits, docs/benchmarks.md).",
         above=0,
     )
     batch_size: int = option(32, "Pairs per mini-batch, all of one language pair (paper: 128).", minimum=2)
-    output_dir: str = option("runs/modular-cla-all-pairs",
+    output_dir: str = option("runs/modular-all-pairs",
                              "Run folder: config.yaml, checkpoints/, model/ (a modular bundle), training.json.")

@@ -15,6 +15,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from polyembed.config import ConfigOrigin, Options, option
@@ -43,21 +44,26 @@ every stage for a few steps on a few pairs, the whole path in minutes on a CPU."
 class ModularPipelineConfig(Options):
     """Options of `polyembed train modular pipeline` (each stage's own options keep their defaults)."""
 
+    RENAMED_OPTIONS = MappingProxyType({"base": "student"})
+    """Old YAML keys, read as their new names with a warning (`build_config`): `student` is the name every
+    training method gives the model it starts from."""
+
+
     preset: Literal["none", "smoke"] = option(
         "none", "'smoke': a few steps and pairs per stage, to check the whole path in minutes (explicit options "
         "win over the preset's)."
     )
     languages: list[str] = option(["de"], "Languages to build encoders for (English, the pivot, is always built).")
-    base: str = option("me5-small", "The multilingual model every language encoder starts from.")
+    student: str = option("me5-small", "The multilingual model every language encoder starts from (name or folder).")
     vocabulary: Literal["keep", "prune", "new"] = option(
-        "prune", "Each language encoder's vocabulary: the base model's ('keep'), pruned to the tokens the "
+        "prune", "Each language encoder's vocabulary: the student's ('keep'), pruned to the tokens the "
         "language's text uses ('prune'), or a new tokenizer with FOCUS-initialised embeddings ('new')."
     )
     vocabulary_size: int = option(50000, "Tokens of a 'new' vocabulary (paper: 50k).", minimum=100)
     adapter: Literal["lora", "full"] = option("lora", "LA and SE: LoRA adapters (ACL 2025) or full tuning (arXiv).")
     skip_la: list[str] = option(
         [], "Languages whose encoder leaves out language adaptation (SE starts from the vocabulary step's model); "
-        "'all' for every language. Where the base model already serves a language, LA can cost more alignment "
+        "'all' for every language. Where the student already serves a language, LA can cost more alignment "
         "than it brings (benchmarks/modular_la.py measures it per language on dev)."
     )
     la_steps: int = option(500, "Optimizer steps of each LA stage.", minimum=1)
@@ -193,7 +199,7 @@ def _vocabulary_model(config: ModularPipelineConfig, language: str, languages: l
                       show_progress: bool) -> str:
     """The language encoder's starting point: the base model, or its pruned / new-vocabulary copy (made once)."""
     if config.vocabulary == "keep":
-        return config.base
+        return config.student
     folder = root / language / f"vocabulary-{config.vocabulary}"
     if (folder / "modules.json").is_file():
         return str(folder)
@@ -201,11 +207,11 @@ def _vocabulary_model(config: ModularPipelineConfig, language: str, languages: l
     if config.vocabulary == "prune":
         from polyembed.models.pruning import prune_vocabulary
 
-        prune_vocabulary(config.base, text, folder, overwrite=True, verbose=show_progress)
+        prune_vocabulary(config.student, text, folder, overwrite=True, verbose=show_progress)
     else:
         from polyembed.models.vocabulary_transfer import transfer_vocabulary
 
-        transfer_vocabulary(config.base, text, folder, vocab_size=config.vocabulary_size, seed=config.seed,
+        transfer_vocabulary(config.student, text, folder, vocab_size=config.vocabulary_size, seed=config.seed,
                             overwrite=True, verbose=show_progress)
     return str(folder)
 
@@ -317,7 +323,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
         if (Path(folder) / ADAPTER_CONFIG).is_file():
             load_parallel_adapters(models[language], folder)
     bundle = save_modular_bundle(root / BUNDLE_DIR, models, PIVOT, unknown_language=config.unknown_language)
-    base_parameters = _parameters(config.base)
+    base_parameters = _parameters(config.student)
     summary = {
         "config": asdict(config),
         "bundle": str(bundle),

@@ -14,6 +14,11 @@ WACSE = register_method(
         "ranking on word-aligned bitext, for low-resource languages.",
         paper="https://arxiv.org/abs/2404.02490",
         model_options=("student", "aligner_model"),
+        examples=(
+            "polyembed train wacse --output-dir runs/wacse",
+            "polyembed train wacse --objectives tr,wtr --output-dir runs/tr-wtr",
+            "polyembed train wacse --languages yo --datasets '' --parallel-files yo=my.en,my.yo -o runs/yo",
+        ),
     )
 )
 

@@ -60,7 +60,8 @@ class WacseConfig(BitextConfig):
     max_links: int = option(32, "Most aligned word pairs kept per sentence pair.", minimum=1)
     language_embeddings: bool = option(
         False, "Add a learned vector per language (English included) to every token embedding, as the paper's "
-        "Table 8 ablation; the saved model then encodes with a language (`polyembed.models.language_embedding`)."
+        "Table 8 ablation; the saved model then encodes with a language (see the language_embedding module of "
+        "polyembed.models)."
     )
     batch_size: int = option(
         64, "Pairs per mini-batch; the other pairs of the batch are TR's negatives (paper: 1024, by gradient "

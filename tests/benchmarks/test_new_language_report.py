@@ -1,0 +1,55 @@
+"""The new-language head-to-head renderer: reads stored results only, a row per language with the mean over
+seeds (each seed shown), intervals on test rows, the share of the base model's error removed, and the budgets
+as they came out."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.helpers import BENCHMARKS
+
+MACHINE = {"cpu": "Test CPU, 2 cores"}
+
+
+def _entry(method: str, seed: int, yor: float, hau: float) -> dict:
+    scores = {"mafand-retrieval/yor": {"value": yor, "n": 1558}, "mafand-retrieval/hau": {"value": hau, "n": 1500},
+              "mafand-retrieval/avg": {"value": (yor + hau) / 2, "n": 2}}
+    return {"method": method, "seed": seed, "minutes": 8.0, "steps": 100, "wall_seconds": 480.0,
+            "train_seconds": 300.0, "peak_memory_mb": 2048.0, "machine": MACHINE, "dev": scores, "test": scores,
+            "elsewhere": {"tatoeba/deu": {"value": 95.0, "n": 1000}}}
+
+
+def test_the_section_shows_every_language_each_seed_and_the_error_cut(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    report = importlib.import_module("new_language_report")
+    base = {"dev": {"mafand-retrieval/yor": {"value": 70.0, "n": 500},
+                    "mafand-retrieval/hau": {"value": 60.0, "n": 500}},
+            "test": {"mafand-retrieval/yor": {"value": 70.0, "n": 1558},
+                     "mafand-retrieval/hau": {"value": 60.0, "n": 1500}},
+            "elsewhere": {"tatoeba/deu": {"value": 96.0, "n": 1000}}}
+    payload = {"families": {"african": {"languages": ["yo", "ha"], "datasets": ["mafand-mt"], "runs": {
+        "me5-small": base, "tr/seed-0": _entry("tr", 0, 82.0, 76.0), "tr/seed-1": _entry("tr", 1, 84.0, 76.0),
+        "distill/seed-0": _entry("distill", 0, 71.0, 61.0)}}}}
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(payload), encoding="utf-8")
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n\n<!-- new-language:start -->\n<!-- new-language:end -->\n\nNotes\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(report, "RESULTS", results)
+    monkeypatch.setattr(report, "DOCS", docs)
+    report.render()
+    text = docs.read_text(encoding="utf-8")
+    assert text.endswith("\n\nNotes\n") and "on Test CPU, 2 cores" in text
+    assert "| subset | me5-small | distill | tr |" in text
+    assert "| mafand-retrieval/yor | 70.0 | 71.0 | 83.0 (82.0 / 84.0) |" in text  # dev: no intervals
+    assert "| mafand-retrieval/yor | 70.0 ±2.3 | 71.0 ±2.3 | 83.0 (82.0 / 84.0) ±1.9 |" in text  # test
+    assert "mafand-retrieval/avg" not in text  # the tables' own mean row instead
+    assert "| mean | 65.0 | 66.0 | 79.5 |" in text
+    assert "| mafand-retrieval/yor | 3 % | 43 % |" in text and "| mean | 3 % | 41 % |" in text  # (79.5-65)/35
+    assert "| tr | 1 | 100 | 8.0 | 5.0 | 2.0 |" in text
+    assert "| tr | 40 % (mafand-retrieval/hau) | 41 % | -1.0 (tatoeba/deu) |" in text  # (76-60)/40; 95 -> 96
