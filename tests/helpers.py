@@ -144,7 +144,9 @@ def kill_after(run: subprocess.Popen, marker: Path, timeout: float = 300) -> Non
     deadline = time.time() + timeout
     while not _written(marker) and run.poll() is None and time.time() < deadline:
         time.sleep(0.02)
-    assert run.poll() is None, "the run ended before it could be killed"
+    if run.poll() is not None:
+        error = run.stderr.read().decode("utf-8", "replace")[-3000:] if run.stderr else ""
+        raise AssertionError(f"the run ended (exit {run.returncode}) before it could be killed: {error}")
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
 
@@ -170,6 +172,9 @@ def train_in_subprocess(method: str, config: Path, *extra: str, env: dict[str, s
         cwd=Path(__file__).resolve().parents[1],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # below the test's own priority: on a busy machine the test process that watches for a checkpoint (to
+        # SIGKILL the run there) must not be starved by the runs it watches, or a short run ends first
+        preexec_fn=lambda: os.nice(10),
     )
 
 
