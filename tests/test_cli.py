@@ -274,5 +274,6 @@ def test_choices_are_shown_in_the_help() -> None:
     runner = CliRunner()
     for command, shown in ((["encode"], "<float16|float32>"), (["mine"], "<forward|backward|intersect|max>"),
                            (["serve"], "<auto|torch|onnx|onnx-int8|openvino|openvino-int8>"),
-                           (["eval"], "<fp32|bf16|fp16|auto>"), (["models", "transfer-vocabulary"], "<random|decompose>")):
+                           (["eval"], "<fp32|bf16|fp16|auto>"),
+                           (["models", "transfer-vocabulary"], "<random|decompose>")):
         assert shown in runner.invoke(app, [*command, "--help"], env={"COLUMNS": "400"}).output, command

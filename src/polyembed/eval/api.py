@@ -57,8 +57,9 @@ def evaluate(
     """Evaluate a model on tasks (or a suite); with `out_dir`, write results.json, report.md and plots.
 
     `cache`: keep every embedding in the persistent store (`polyembed.models.embedding_cache`), so evaluating
-    the same model again encodes only sentences it has not seen. `precision`: 'fp32' (default), 'bf16'
-    (autocast: faster on CPUs with native bf16, scores move slightly) or 'auto' (bf16 only where native).
+    the same model again encodes only sentences it has not seen. `precision`: 'fp32' (default), 'bf16' or
+    'fp16' (autocast: faster where the device computes it natively, scores move slightly) or 'auto' (the half
+    precision the device has natively, else fp32; `polyembed.models.precision`).
     `prompt_name`: one of the model's prompts for every sentence (e5's 'query' or 'passage'); None: its default.
     `baseline`: a second model (e.g. the one training started from) scored on the same tasks first; the result
     then carries both and their comparison (`eval/compare.py`: every subset with a 95 % interval, forgetting
