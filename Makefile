@@ -32,21 +32,24 @@ test-st-backends: setup .st-backends-venv/bin/python
 	POLYEMBED_ST_BACKENDS_PYTHON=$(CURDIR)/.st-backends-venv/bin/python .venv/bin/python -m pytest -q \
 		tests/models/test_onnx_export.py -k plain_sentence_transformers
 
+# ruff, then mypy over src/polyembed ([tool.mypy] in pyproject.toml)
 lint: setup
 	.venv/bin/ruff check src tests benchmarks
+	.venv/bin/mypy
 
 # The documentation site (mkdocs.yml, docs/) into site/: a broken link, a missing anchor or API object fails it.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 
+# The benchmarks are a package run as modules from the repository root (benchmarks/__init__.py).
 benchmarks: setup
-	.venv/bin/python benchmarks/eval_suites.py
-	.venv/bin/python benchmarks/distill.py acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
-	.venv/bin/python benchmarks/distill.py throughput
+	.venv/bin/python -m benchmarks.eval_suites.run
+	.venv/bin/python -m benchmarks.distill.run acceptance --seeds 0 1 --set max_steps=400 max_pairs_per_source=1000 eval_steps=100
+	.venv/bin/python -m benchmarks.distill.run throughput
 
 # Every generated section of docs/benchmarks.md from the stored results (a section without its JSON stays).
 render: setup
-	.venv/bin/python benchmarks/render_all.py
+	.venv/bin/python -m benchmarks.render_all
 
 # Move the lock deliberately: resolve pyproject.toml's ranges again (newest versions that satisfy them), the
 # core and every extra (serve, export, ray, mteb, alignment, fasttext, dev, docs): CI and `make setup` install them all.

@@ -83,18 +83,20 @@ class CleanErrorsGroup(TyperGroup):
     range) end like polyembed's own errors, as one `error:` line on stderr and exit code 2. Old flag names
     (`RENAMED_FLAGS`) are read as their new ones, with a warning."""
 
-    def main(self, args: Any = None, *rest: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **kwargs: Any) -> Any:
         args, given = _renamed(list(sys.argv[1:] if args is None else args))
         _OLD_FLAGS_GIVEN.set(tuple(given))
-        return self._main(args, *rest, standalone_mode=standalone_mode, **kwargs)
+        return self._main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **kwargs)
 
-    def _main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def _main(self, args: Sequence[str], prog_name: str | None, complete_var: str | None, standalone_mode: bool,
+              windows_expand_args: bool, **kwargs: Any) -> Any:
         if not standalone_mode:
             with on_command_line():
-                return super().main(*args, standalone_mode=False, **kwargs)
+                return super().main(args, prog_name, complete_var, False, windows_expand_args, **kwargs)
         try:
             with on_command_line():
-                code = super().main(*args, standalone_mode=False, **kwargs)
+                code = super().main(args, prog_name, complete_var, False, windows_expand_args, **kwargs)
         except typer.TyperException as err:  # typer's (vendored) click exceptions all derive from it
             if type(err).__name__ == "NoArgsIsHelpError":  # `polyembed` alone: the help text, not an error
                 typer.echo(err.format_message())

@@ -5,7 +5,7 @@ of a model, and the dataset registry. Thin typer wrappers like the rest of the C
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -148,12 +148,13 @@ def models_transfer_vocabulary(
         if not lines:
             raise PolyembedError(f"{path}: no text to train a vocabulary on")
         texts.setdefault(code if per_language else None, []).extend(lines)
-    options = {"vocab_size": vocabulary_size, "auxiliary_space": vocabulary_auxiliary, "unseen": vocabulary_unseen,
-               "seed": seed}
+    options: dict[str, Any] = {"vocab_size": vocabulary_size, "auxiliary_space": vocabulary_auxiliary,
+                               "unseen": vocabulary_unseen, "seed": seed}
     if per_language:
         from polyembed.models.vocabulary_transfer import transfer_vocabulary_per_language
 
-        transfer_vocabulary_per_language(model, texts, out, overwrite=overwrite, **options)
+        per_code = {code: lines for code, lines in texts.items() if code is not None}  # every key, per language
+        transfer_vocabulary_per_language(model, per_code, out, overwrite=overwrite, **options)
     else:
         from polyembed.models.vocabulary_transfer import transfer_vocabulary
 
@@ -174,6 +175,7 @@ def data_list(data_root: DataRootOption = None) -> None:
     from polyembed.data.root import ENV_VAR
     from polyembed.data.root import data_root as resolve
 
+    missing: PolyembedError | None
     try:
         root: Path | None = resolve(data_root)
     except PolyembedError as err:

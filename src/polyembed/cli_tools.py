@@ -252,8 +252,9 @@ def serve_command(
     # uvicorn drains on SIGTERM / Ctrl-C: it closes the listening socket, lets accepted requests finish (at most
     # shutdown_timeout s), then runs the app's shutdown. Its httptools protocol, with the request head capped as it
     # arrives (httptools has no limit of its own).
+    # uvicorn types the timeout as an int but waits with asyncio.wait_for, which takes a float
     uvicorn.run(served, host=host, port=port, log_level="info",
-                access_log=access_log, timeout_graceful_shutdown=shutdown_timeout,
+                access_log=access_log, timeout_graceful_shutdown=shutdown_timeout,  # type: ignore[arg-type]
                 http=head_limited_protocol(limits.max_header_bytes, limits.max_headers))
 
 

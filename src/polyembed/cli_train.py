@@ -85,14 +85,15 @@ def config_flags(config_class: type) -> Callable[[Callable[..., Any]], Callable[
             names = [f"{flag}/--no-{flag[2:]}"] if base is bool else [flag]
             if f.name == "output_dir":  # -o, as every command that writes has it
                 names.append("-o")
-            annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]
+            # a type built at run time, which mypy cannot follow (it reads `base` as a variable, not a type)
+            annotation = Annotated[base | None, typer.Option(*names, help=f.metadata.get("help", "") + shown)]  # type: ignore[valid-type]
             params.append(
                 inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
             )
         params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        wrapper.config_class = config_class  # type: ignore[attr-defined] - the help test reads the flags' source
+        wrapper.config_class = config_class  # type: ignore[attr-defined]  # the help test reads the flags' source
         return wrapper
 
     return decorate
@@ -161,6 +162,12 @@ def add_group_command(group: str, name: str, make: Callable[[], Callable[..., An
     _GROUP_COMMANDS.append((group, name, make))
 
 
+def _train_groups() -> dict[str, typer.Typer]:
+    """`polyembed train`'s command groups (a recipe's stages) by name."""
+    return {group.name: group.typer_instance for group in train_app.registered_groups
+            if group.name is not None and group.typer_instance is not None}
+
+
 def add_train_commands() -> list[str]:
     """A `polyembed train <name>` command for every registered method not yet on the CLI (call it again
     after registering a method in-process), and the groups' own commands; returns the names added."""
@@ -170,7 +177,7 @@ def add_train_commands() -> list[str]:
     for method in list_methods():
         parent = train_app
         if method.cli_group:
-            groups = {group.name: group.typer_instance for group in train_app.registered_groups}
+            groups = _train_groups()
             if method.cli_group not in groups:
                 groups[method.cli_group] = typer.Typer(help=f"Stages of the {method.cli_group} recipe.",
                                                        no_args_is_help=True)
@@ -179,7 +186,7 @@ def add_train_commands() -> list[str]:
         if method.cli_path[-1] not in {command.name for command in parent.registered_commands}:
             parent.command(method.cli_path[-1])(method_command(method))
             added.append(" ".join(method.cli_path))
-    groups = {group.name: group.typer_instance for group in train_app.registered_groups}
+    groups = _train_groups()
     for group, name, make in _GROUP_COMMANDS:
         if group in groups and name not in {command.name for command in groups[group].registered_commands}:
             groups[group].command(name)(make())

@@ -268,7 +268,8 @@ def _field_validator(cls: type, name: str) -> tuple[TypeAdapter, dict[str, float
     }
     if _accepts_float(hint):
         constraints["allow_inf_nan"] = False
-    annotated = Annotated[hint, Field(**{k: v for k, v in constraints.items() if v is not None})]
+    # a type built at run time, which mypy cannot follow (it reads `hint` as a variable, not a type)
+    annotated = Annotated[hint, Field(**{k: v for k, v in constraints.items() if v is not None})]  # type: ignore[valid-type]
     return TypeAdapter(annotated, config=ConfigDict(strict=True)), bounds
 
 
@@ -278,10 +279,11 @@ def validate_config(config: Any, origin: ConfigOrigin | None = None) -> None:
 
     `build_config` calls it; training calls it again so a config built in Python gets the same rules."""
     origin = origin or ConfigOrigin()
-    hints = typing.get_type_hints(type(config))
+    cls: type = type(config)
+    hints = typing.get_type_hints(cls)
     for spec in dataclasses.fields(config):
         key, value = spec.name, getattr(config, spec.name)
-        validator, bounds = _field_validator(type(config), key)
+        validator, bounds = _field_validator(cls, key)
         try:
             validator.validate_python(value)
         except ValidationError as err:

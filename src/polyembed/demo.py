@@ -6,16 +6,14 @@ cores), then evaluates the teacher, the untrained student and the distilled stud
 plus forgetting reports (Tatoeba in all 112 languages and TICO-19's long sentences in its 10, untrained against
 distilled student, see `polyembed.eval.forgetting`), and writes one comparison report: results.json, report.md
 with tables, and plots (its prose: `polyembed.demo_report`).
-The same headline numbers (`headline_metrics`) feed benchmarks/distill.py.
+Its tasks and headline numbers (`polyembed.eval.headline`) are the distillation benchmark's too (benchmarks/distill/).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,54 +22,37 @@ from polyembed.demo_report import length_line, per_language_dev_table, precision
 from polyembed.errors import argument
 from polyembed.eval.forgetting import LONG_SENTENCE_TASK, ForgettingReport, forgetting_report, forgetting_task_options
 from polyembed.eval.forgetting import TASK as FORGETTING_TASK
+from polyembed.eval.headline import (
+    HEADLINE_LABELS,
+    STS17_ENGLISH,
+    demo_config_path,
+    demo_tasks,
+    evaluate_on_demo_tasks,
+    format_headline,
+    headline_metrics,
+    with_teacher_ratio,
+)
+from polyembed.eval.headline import tatoeba_interval as tatoeba_interval  # kept under polyembed.demo too
 from polyembed.eval.report import results_to_dict, write_report_md
 from polyembed.eval.runner import EvaluationResult
-from polyembed.eval.tasks.retrieval import TatoebaRetrieval
-from polyembed.eval.tasks.sts import STS17_CROSS  # track 4b (es-en-wmt) is reported but kept out of means
-from polyembed.languages import normalize_language, subsets_named
-from polyembed.methods.base.bitext import STSB_MULTI_MT_LANGUAGES
 from polyembed.outputs import atomic_write, check_output_dir, publishing
 
 logger = logging.getLogger(__name__)
 
-KARDES_LANGUAGES = ("az", "kk", "ky", "ug", "uz")
-STS17_ENGLISH = "en-en"
-STS17_MONO_OTHER = ("ar-ar", "es-es")
 TATOEBA_ROWS = 250
-"""Tatoeba rows per trained language in the demo's tables (benchmarks/distill.py scores 500). The headline mean
+"""Tatoeba rows per trained language in the demo's tables (benchmarks/distill/ scores 500). The headline mean
 carries a 95% interval (`tatoeba_interval`). Each row's translation is retrieved among the language's rows, so
 fewer rows make the task easier: the mean is comparable only with Tatoeba at the same row count."""
 FORGETTING_ROWS = 50
 """Tatoeba rows per language in the demo's forgetting report, all 112 languages. At 100 rows the two models'
 forgetting rows took about half of `make demo` on a fresh clone (docs/benchmarks.md, "A fresh machine"); 50 rows
 halve that. One sentence is then a point of the two-direction mean, so single languages are noisy:
-benchmarks/distill.py `forgetting` scores every row."""
+`python -m benchmarks.distill.run forgetting` scores every row."""
 LONG_SENTENCE_ROWS = 100
 """TICO-19 rows per language in the demo's long-sentence forgetting report, all 10 languages: a long sentence
 costs more to encode than a Tatoeba one, and the demo has a time budget (docs/benchmarks.md, "A fresh machine").
-Fewer rows make retrieval easier, so compare these numbers only at the same row count; benchmarks/distill.py
-scores every row."""
-
-
-def demo_config_path() -> Path:
-    """The packaged demo config (also a template for your own runs)."""
-    return Path(str(resources.files("polyembed") / "presets" / "distill-demo.yaml"))
-
-
-def demo_tasks(languages: list[str], max_pairs: int | None = 500, max_rows: int | None = 500) -> list[tuple[str, dict]]:
-    """Evaluation tasks for a distilled student of `languages`, trimmed for a minutes-long run."""
-    codes = [normalize_language(code) or code for code in languages]
-    stsb = ["en", *[c for c in codes if c in STSB_MULTI_MT_LANGUAGES]]
-    kardes = [c for c in codes if c in KARDES_LANGUAGES]
-    tatoeba = [TatoebaRetrieval.subset(c) for c in codes  # LASER Tatoeba's own codes ('de' -> 'deu')
-               if len(subsets_named(c, TatoebaRetrieval.metadata.languages)) == 1]
-    tasks: list[tuple[str, dict]] = [("sts17", {}), ("stsb-multi-mt", {"languages": stsb, "max_pairs": max_pairs})]
-    if kardes:
-        tasks.append(("kardes-sts", {"languages": ["en", *kardes], "max_pairs": max_pairs}))
-    if tatoeba:
-        tasks.append(("tatoeba", {"languages": tatoeba, "max_rows": max_rows}))
-    tasks.append(("language-bias", {}))
-    return tasks
+Fewer rows make retrieval easier, so compare these numbers only at the same row count; the distillation
+benchmark (benchmarks/distill/) scores every row."""
 
 
 def teacher_tasks() -> list[tuple[str, dict]]:
@@ -79,30 +60,6 @@ def teacher_tasks() -> list[tuple[str, dict]]:
     English ratio needs nothing else, and its cross-lingual scores only say it is English-only
     (docs/benchmarks.md has them)."""
     return [("sts17", {"languages": [STS17_ENGLISH]}), ("stsb-multi-mt", {"languages": ["en"], "max_pairs": 500})]
-
-
-def evaluate_on_demo_tasks(
-    model: Any,
-    label: str,
-    languages: list[str],
-    data_root: str | Path | None = None,
-    show_progress: bool = True,
-    *,
-    cache: bool = False,
-    tasks: list[tuple[str, dict]] | None = None,
-    precision: str = "fp32",
-) -> EvaluationResult:
-    """One evaluation run of `model` on `demo_tasks(languages)` (or `tasks`), reported under `label`; `cache`
-    keeps the embeddings in the persistent store (for the models a demo run does not change)."""
-    from polyembed.eval.api import evaluate
-    from polyembed.eval.registry import get_task
-
-    chosen = tasks if tasks is not None else demo_tasks(languages)
-    task_list = [get_task(name, **kwargs) for name, kwargs in chosen]
-    result = evaluate(model, task_list, data_root=data_root, show_progress=show_progress, cache=cache,
-                      precision=precision)
-    result.model = label
-    return result
 
 
 def evaluate_forgetting(
@@ -131,112 +88,6 @@ def evaluate_forgetting(
                                precision=precision).scores)
     return {task: forgetting_report(scores[0], scores[1], languages, anchored_languages or [], task=task)
             for task in rows}
-
-
-def _values(result: EvaluationResult, task: str, metric: str) -> dict[str, float]:
-    return {s.subset: s.value for s in result.scores if s.task == task and s.metric == metric}
-
-
-def _is_language(subset: str) -> bool:
-    """A monolingual subset ('de', 'kk'), not a pair ('en-de') or an average ('mono-avg', 'avg')."""
-    return "-" not in subset and subset != "avg"
-
-
-def _mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else float("nan")
-
-
-def headline_metrics(result: EvaluationResult) -> dict[str, float]:
-    """The issue's acceptance numbers: mean cross-lingual STS (STS2017 ar-en, es-en, tr-en + stsb-multi-mt
-    en-X), the English STS on the same data (STS2017 en-en, stsb-multi-mt en), the monolingual STS of the
-    other languages (STS2017 ar-ar, es-es, stsb-multi-mt and Kardes X-X: what distillation may cost the
-    student), the cross / teacher-English ratio, the language
-    bias gap (joined minus mean) with its bootstrap 95% interval, Tatoeba and Kardes cross means."""
-    sts17 = _values(result, "sts17", "spearman")
-    stsb = _values(result, "stsb-multi-mt", "spearman")
-    cross = [sts17[k] for k in STS17_CROSS if k in sts17] + [v for k, v in stsb.items() if k.startswith("en-")]
-    english = [sts17[k] for k in (STS17_ENGLISH,) if k in sts17] + ([stsb["en"]] if "en" in stsb else [])
-    cross_mean, english_mean = _mean(cross), _mean(english)
-    bias = _values(result, "language-bias", "difference").get("all", float("nan"))
-    bias_low = _values(result, "language-bias", "difference-ci-low").get("all", float("nan"))
-    bias_high = _values(result, "language-bias", "difference-ci-high").get("all", float("nan"))
-    tatoeba = {k: v for k, v in _values(result, "tatoeba", "accuracy").items() if "avg" not in k}
-    tatoeba_low, tatoeba_high = tatoeba_interval(result)
-    kardes = _values(result, "kardes-sts", "spearman")
-    mono = [v for k, v in sts17.items() if k in STS17_MONO_OTHER] + [
-        v for table in (stsb, kardes) for k, v in table.items() if _is_language(k) and k != "en"
-    ]
-    return {
-        "cross_sts": cross_mean,
-        "english_sts": english_mean,
-        "mono_sts": _mean(mono),
-        "language_bias_gap": bias,
-        "language_bias_ci95_low": bias_low,
-        "language_bias_ci95_high": bias_high,
-        "sts17_es_en_4b": sts17.get("es-en-wmt", float("nan")),
-        "tatoeba_accuracy": _mean(list(tatoeba.values())),
-        "tatoeba_ci95_low": tatoeba_low,
-        "tatoeba_ci95_high": tatoeba_high,
-        "kardes_cross_sts": _mean([v for k, v in kardes.items() if "-" in k and "avg" not in k]),
-    }
-
-
-def tatoeba_interval(result: EvaluationResult) -> tuple[float, float]:
-    """A 95% interval of the mean Tatoeba accuracy over languages (normal approximation): each language's
-    accuracy p over n rows has variance p(1-p)/n, counting a row once although it is scored in both directions
-    (the two directions agree on most rows, so 2n would claim more precision than there is). NaN without
-    per-language row counts."""
-    rows = [s for s in result.scores if s.task == "tatoeba" and s.metric == "accuracy" and "avg" not in s.subset]
-    if not rows or any(not s.n for s in rows):
-        return float("nan"), float("nan")
-    variance = sum((s.value / 100) * (1 - s.value / 100) / s.n for s in rows) / len(rows) ** 2
-    mean, half = sum(s.value for s in rows) / len(rows), 196 * math.sqrt(variance)
-    return mean - half, mean + half
-
-
-def with_teacher_ratio(heads: dict[str, dict[str, float]], teacher_key: str = "teacher") -> dict[str, dict]:
-    """Add `cross_over_teacher_english`: each model's cross-lingual STS over the teacher's English STS on the
-    same data (the issue's 90% goal; the paper reports ~94%)."""
-    teacher_english = heads.get(teacher_key, {}).get("english_sts", float("nan"))
-    out = {}
-    for name, head in heads.items():
-        ratio = head["cross_sts"] / teacher_english if teacher_english else math.nan
-        out[name] = {**head, "cross_over_teacher_english": ratio}
-    return out
-
-
-HEADLINE_LABELS = {
-    "cross_sts": "cross-lingual STS (STS17 ar/es/tr-en + stsb en-X)",
-    "english_sts": "English STS (STS17 en-en + stsb en)",
-    "mono_sts": "student-language STS (STS17 ar-ar, es-es + stsb X + Kardes X)",
-    "cross_over_teacher_english": "cross / teacher English (goal >= 90%)",
-    "language_bias_gap": "language bias gap (joined - mean) [95% CI]",
-    "sts17_es_en_4b": "STS17 es-en track 4b (not in means)",
-    "tatoeba_accuracy": "Tatoeba accuracy (trained languages) [95% CI]",
-    "kardes_cross_sts": "Kardes STS cross",
-}
-
-
-INTERVALS = {"language_bias_gap": "language_bias", "tatoeba_accuracy": "tatoeba"}
-"""Headline numbers reported with a 95% interval: the prefix of their `_ci95_low` / `_ci95_high` keys."""
-
-
-def format_headline(key: str, head: dict[str, float]) -> str:
-    """One headline number as reported: the ratio as a percentage; the bias gap with its 95% interval when
-    it was bootstrapped (on STS2017's 1,500 pairs the interval is wide enough that gaps a few tenths apart
-    cannot be told apart) and Tatoeba with its interval."""
-    value = head[key]
-    if isinstance(value, float) and math.isnan(value):
-        return "-"  # not measured (the teacher is scored on English STS only)
-    if key == "cross_over_teacher_english":
-        return f"{100 * value:.1f}%"
-    interval = INTERVALS.get(key)
-    low, high = (head.get(f"{interval}_ci95_low", math.nan), head.get(f"{interval}_ci95_high", math.nan)) if interval \
-        else (math.nan, math.nan)
-    if not (math.isnan(low) or math.isnan(high)):
-        return f"{value:.2f} [{low:.2f}, {high:.2f}]"
-    return f"{value:.2f}"
 
 
 def comparison_markdown(results: dict[str, EvaluationResult], teacher_key: str = "teacher") -> str:

@@ -215,7 +215,7 @@ def package_problems(names: Iterable[str], version_of: VersionLookup | None = No
                                                                                     prereleases=True)
         except InvalidVersion:
             outside = False
-        if outside:
+        if outside and requirement is not None:
             found.append(Problem(name, f"{name} {version} is outside polyembed's supported range "
                                        f"{requirement.specifier}: {_advice(name, requirement)}"))
     return found
@@ -243,8 +243,8 @@ def require(names: Iterable[str], purpose: str, version_of: VersionLookup | None
     if not found:
         return
     extras = {problem.missing_extra for problem in found}
-    if len(extras) == 1 and None not in extras:
-        [its_extra] = extras
+    [its_extra] = extras if len(extras) == 1 else [None]
+    if its_extra is not None:
         packages = ", ".join(problem.package for problem in found)
         raise IncompatibleEnvironmentError(f"{purpose} needs the {its_extra} extra: {install_extra(its_extra)} "
                                            f"(not installed: {packages})")

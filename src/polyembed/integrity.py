@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from polyembed.errors import PolyembedError
 
@@ -61,7 +61,7 @@ class HashingWriter:
     """A binary file handle that hashes every byte written through it: the checksum of a file costs no
     second read. `np.save(HashingWriter(handle), rows)` works (numpy writes through `.write`)."""
 
-    def __init__(self, handle: BinaryIO) -> None:
+    def __init__(self, handle: IO[bytes]) -> None:
         self.handle = handle
         self.hasher = new_hash()
         self.size = 0

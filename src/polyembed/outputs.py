@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
-import io
 import json
 import logging
 import os
@@ -32,7 +31,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from polyembed.errors import PolyembedError, argument
 from polyembed.integrity import ALGORITHM, file_digest, mismatched_files, read_record
@@ -182,7 +181,7 @@ def written_by_polyembed(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def write_output_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
+def write_output_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """`atomic_write` for a command's single-file output, recording its checksum in the folder's
     `FILES_RECORD` so that a later `--overwrite` knows polyembed wrote it."""
     path = Path(path)
@@ -227,7 +226,7 @@ def remove_created_dirs(created: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[io.IOBase]:
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Write to a temp file in the same folder, then rename: readers never see half a file."""
     path = Path(path)
     refuse_special_file(path, "cannot write")

@@ -401,7 +401,7 @@ def _run_workers(model: str, source: str, folder: Path, options: StreamOptions, 
 
         if not ray.is_initialized():
             ray.init(address=options.ray_address, include_dashboard=False, log_to_driver=False,
-                     **({} if options.ray_address else {"num_cpus": os.cpu_count() or 1}))
+                     num_cpus=None if options.ray_address else os.cpu_count() or 1)
         cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)) / options.workers)
         task = ray.remote(num_cpus=min(cpus, 1.0))(_worker_run)
         threads = max(1, int(cpus))

@@ -14,8 +14,8 @@ SECTION = "# Benchmarks\n\n<!-- alignment:start -->\n<!-- alignment:end -->\n"
 
 def test_the_table_renders_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    module, docs, _ = stored_report("alignment", "alignment", SECTION, tmp_path / "benchmarks.md", tmp_path,
-                                    monkeypatch)
+    module, docs, _ = stored_report("benchmarks.alignment.render", "alignment", SECTION, tmp_path / "benchmarks.md",
+                                    tmp_path, monkeypatch)
     first = rendered_twice(module, docs)
     assert "(en-fr 12,681, de-en 17,565 pairs;" in first  # the extra bitext each set's eflomal learned from
     assert "| en-fr | 447 | 10.2 / 86.8 / 94.7 (47.7 s) | 9.6 / 89.1 / 92.2 |" in first
@@ -24,4 +24,4 @@ def test_the_table_renders_from_stored_results_and_again_byte_for_byte(tmp_path:
 
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs_kept_without("alignment", "alignment", SECTION, "aligners.json", tmp_path, monkeypatch)
+    docs_kept_without("benchmarks.alignment.render", "alignment", SECTION, "aligners.json", tmp_path, monkeypatch)

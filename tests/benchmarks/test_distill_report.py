@@ -8,7 +8,6 @@ import pytest
 
 from polyembed.eval.base import Score
 from polyembed.eval.forgetting import LONG_SENTENCE_TASK, TASK, forgetting_report
-from tests.benchmarks.helpers import BENCHMARKS
 
 
 def _scores(task: str, values: dict[str, float]) -> list[Score]:
@@ -29,8 +28,7 @@ def _run(long: dict[str, float], tatoeba: dict[str, float], cross: float) -> dic
 
 @pytest.fixture
 def distill_report(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their siblings by name
-    return importlib.import_module("distill_long_report")
+    return importlib.import_module("benchmarks.distill.render_long")
 
 
 def test_long_sentences_per_language_beside_tatoeba_and_cross_sts(distill_report) -> None:
@@ -81,3 +79,26 @@ def test_the_long_sentence_section_renders_on_its_own_and_never_drops_a_recipe(d
     saved["rows"] = {"other": saved["rows"]["demo"]}  # demo's JSON gone: the docs keep showing it
     distill_report.render_long_sentences()
     assert docs.read_text(encoding="utf-8") == text
+
+
+def test_ablation_rows_stored_before_the_dev_mse_counted_both_terms_are_marked(tmp_path, monkeypatch) -> None:
+    """A row stored without `dev_mse_both_terms` counts the translation term only: its dev MSE is marked `*`."""
+    render = importlib.import_module("benchmarks.distill.render")
+    headline = {"cross_sts": 71.0, "english_sts": 84.0, "language_bias_gap": -0.7, "tatoeba_accuracy": 89.6}
+
+    def row(mse: float, **stored: bool) -> dict:
+        return {"options": {"max_pairs_per_source": 1000, "seed": 0, "max_steps": 150, "eval_steps": 150},
+                "headline": headline, "dev_negative_mse": -mse, "pairs_per_second": 18.0, **stored}
+
+    ablation = {"rows": {"older": row(0.1508), "newer": row(0.1612, dev_mse_both_terms=True)}}
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n\n<!-- distill:start -->\n<!-- distill:end -->\n", encoding="utf-8")
+    monkeypatch.setattr(render, "DOCS", docs)
+    monkeypatch.setattr(render, "_load", lambda name: ablation if name == "ablation" else None)
+    monkeypatch.setattr(render, "render_long_sentences", lambda: "")
+    text = render.render()
+    assert "\n### Multilingual knowledge distillation\n" in text
+    assert "or the translation term only where marked `*`):" in text
+    assert "| older | - | 150 | 71.00 | 84.00 | -0.70 | 89.60 | 0.1508* | 18.0 |" in text
+    assert "| newer | - | 150 | 71.00 | 84.00 | -0.70 | 89.60 | 0.1612 | 18.0 |" in text
+    assert docs.read_text(encoding="utf-8") == f"# Benchmarks\n\n{text}\n"

@@ -1,5 +1,5 @@
 """The EMMA-X benchmark's docs renderer on stored results (tests/benchmarks/fixtures: a real seed-0 run and its
-ablations, as `benchmarks/emmax.py run / ablation --seed 0` saved them on 2026-11-25)."""
+ablations, as `benchmarks/emmax.py run / ablation --seed 0` (now `benchmarks.emmax.run`) saved them on 2026-11-25)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- emmax-authors:start -->\n<!-- emmax-auth
 
 @pytest.fixture
 def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """emmax_report with its results folder, docs file and figure in tmp_path."""
-    emmax_report, docs, results = stored_report("emmax_report", "emmax-authors", EMPTY_SECTIONS,
+    """benchmarks.emmax.render with its results folder, docs file and figure in tmp_path."""
+    emmax_report, docs, results = stored_report("benchmarks.emmax.render", "emmax-authors", EMPTY_SECTIONS,
                                                 tmp_path / "docs" / "benchmarks.md", tmp_path, monkeypatch)
     monkeypatch.setattr(emmax_report, "REPO", tmp_path)
     monkeypatch.setattr(emmax_report, "FIGURE", tmp_path / "docs" / "figures" / "rank-shares.png")
@@ -36,10 +36,11 @@ def test_the_sections_render_from_stored_results_and_again_byte_for_byte(report)
     assert "| variant | deu | rus | kaz | tat | tuk | uig | uzb | aze |" in ablation
 
 
-def test_a_table_whose_results_are_missing_leaves_the_section_alone(report, capsys) -> None:
+@pytest.mark.parametrize("command", ["python -m benchmarks.emmax.run budget --seed 0",
+                                     "python benchmarks/emmax.py budget --seed 0"])  # as sections rendered before
+def test_a_table_whose_results_are_missing_leaves_the_section_alone(report, capsys, command: str) -> None:
     module, docs, results = report
-    shown = EMPTY_SECTIONS.replace("<!-- emmax-authors:end -->",
-                                   "`python benchmarks/emmax.py budget --seed 0`\n<!-- emmax-authors:end -->")
+    shown = EMPTY_SECTIONS.replace("<!-- emmax-authors:end -->", f"`{command}`\n<!-- emmax-authors:end -->")
     docs.write_text(shown, encoding="utf-8")
     module.render()
     text = docs.read_text(encoding="utf-8")

@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS
-
 DOCS = """# Benchmarks
 
 <!-- eval-suites:start -->
@@ -35,15 +33,14 @@ def _results(value: float) -> dict:
 def suites(tmp_path, monkeypatch: pytest.MonkeyPatch):
     import importlib
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    module = importlib.import_module("eval_suites")
+    module = importlib.import_module("benchmarks.eval_suites.render")
     results, docs = tmp_path / "results", tmp_path / "benchmarks.md"
     for model, value in (("minilm-en", 87.64), ("me5-small", 86.61)):
         (results / "default" / model).mkdir(parents=True)
         (results / "default" / model / "results.json").write_text(json.dumps(_results(value)), encoding="utf-8")
     (results / "suites-notes.json").write_text(json.dumps({"machine": "a test CPU, 2 cores", "notes": ["a note"]}))
     docs.write_text(DOCS, encoding="utf-8")
-    for name, value in (("RESULTS", results), ("DOC", docs), ("NOTES", results / "suites-notes.json")):
+    for name, value in (("RESULTS", results), ("DOCS", docs), ("NOTES", results / "suites-notes.json")):
         monkeypatch.setattr(module, name, value)
     return module, docs, results
 
@@ -55,7 +52,10 @@ def test_the_section_renders_between_its_markers_and_again_byte_for_byte(suites)
     text = first.decode()
     assert text.startswith("# Benchmarks\n\n<!-- eval-suites:start -->\nProduced by")
     assert "kept as it is" in text and text.count("<!-- eval-suites:end -->") == 1
-    assert "Machine: a test CPU, 2 cores." in text and "- a note" in text
+    assert "Machine: a test CPU, 2 cores." in text
+    assert f"- {module.READER_NOTES[0]}" in text and "- a note" not in text  # the notes are the renderer's own
+    assert "\n### Reference checks (" in text and "\n### Suite `default`\n" in text
+    assert "\n#### default · sts17 (spearman)\n" in text
     assert "| sts17 | en-en | minilm-en | 87.64 | 87.6 | +0.04 |" in text
     assert "| sts17 | spearman | 86.61 | 87.64 | 3.2 | 3.2 |" in text  # models sorted: me5-small first
     module.render()

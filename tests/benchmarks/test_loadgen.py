@@ -8,12 +8,9 @@ import socket
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS
-
 
 def test_requests_leave_at_the_offered_rate_and_are_summarised_per_phase(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    loadgen = importlib.import_module("loadgen")
+    loadgen = importlib.import_module("benchmarks.serve.loadgen")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -36,14 +33,12 @@ def test_requests_leave_at_the_offered_rate_and_are_summarised_per_phase(monkeyp
 
 
 def test_percentiles_take_the_nearest_rank(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    loadgen = importlib.import_module("loadgen")
+    loadgen = importlib.import_module("benchmarks.serve.loadgen")
     assert loadgen.percentile(list(range(1, 101)), 99) == 99 and loadgen.percentile([], 50) is None
 
 
 def test_a_recovery_is_summarised_after_it_settles_and_per_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    loadgen = importlib.import_module("loadgen")
+    loadgen = importlib.import_module("benchmarks.serve.loadgen")
     # phase 0: 10 s of overload; phase 1: 25 s at one request a second, slow for its first 10 s, then one hiccup
     results = [(0, t * 0.1, 2.0, "200" if t % 2 else "429") for t in range(100)]
     results += [(1, 10.0 + t, 0.9 if t < 10 else (0.7 if t == 17 else 0.1), "200") for t in range(25)]
@@ -63,15 +58,13 @@ def test_a_recovery_is_summarised_after_it_settles_and_per_window(monkeypatch: p
 
 
 def test_steal_is_read_from_proc_stat_where_the_kernel_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    loadgen = importlib.import_module("loadgen")
+    loadgen = importlib.import_module("benchmarks.serve.loadgen")
     stolen = loadgen.steal_seconds()
     assert stolen is None or stolen >= 0.0
 
 
 def test_bodies_from_json_lines_are_sent_in_turn(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    loadgen = importlib.import_module("loadgen")
+    loadgen = importlib.import_module("benchmarks.serve.loadgen")
     lines = tmp_path / "bodies.jsonl"
     lines.write_text('{"input": "a"}\n\n{"input": "b"}\n{"input": "c"}\n', encoding="utf-8")
     single = tmp_path / "body.json"

@@ -15,9 +15,9 @@ EMPTY_SECTIONS = ("# Benchmarks\n\n<!-- modular:start -->\n<!-- modular:end -->\
 
 @pytest.fixture
 def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """benchmarks/modular.py with its results folder and docs file in tmp_path."""
-    module, docs, _ = stored_report("modular", "modular", EMPTY_SECTIONS, tmp_path / "benchmarks.md", tmp_path,
-                                    monkeypatch)
+    """benchmarks.modular.render with its results folder and docs file in tmp_path."""
+    module, docs, _ = stored_report("benchmarks.modular.render", "modular", EMPTY_SECTIONS, tmp_path / "benchmarks.md",
+                                    tmp_path, monkeypatch)
     return module, docs
 
 
@@ -53,8 +53,8 @@ def test_the_routing_line_names_the_identifier_and_rows_a_run_stored(tmp_path: P
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    module, docs, results = stored_report("modular", "modular", EMPTY_SECTIONS, tmp_path / "benchmarks.md",
-                                          tmp_path, monkeypatch)
+    module, docs, results = stored_report("benchmarks.modular.render", "modular", EMPTY_SECTIONS,
+                                          tmp_path / "benchmarks.md", tmp_path, monkeypatch)
     stored = json.loads((results / "seed-0.json").read_text(encoding="utf-8"))
     stored["routing_accuracy"] = {"identifier": "the n-gram identifier", "rows": "held-out Tatoeba rows",
                                   "accuracy": {"en": 99.0, "de": 98.0}}

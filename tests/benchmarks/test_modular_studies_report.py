@@ -1,5 +1,5 @@
 """The modular studies' docs renderers on stored results (tests/benchmarks/fixtures/modular-studies: the real
-seed-0 runs of `benchmarks/modular_cla_ablation.py run` and `benchmarks/modular_la.py run`, 2026-11-25)."""
+seed-0 runs of `benchmarks.modular.run_cla run` and `benchmarks.modular.run_la run`, 2026-11-25)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import rendered_twice, stored_report
+from tests.benchmarks.helpers import rendered_twice, stored_report, stored_results
 
 SECTIONS = ("# Benchmarks\n\n<!-- modular-cla:start -->\n<!-- modular-cla:end -->\n\n"
             "<!-- modular-genres:start -->\n<!-- modular-genres:end -->\n\n"
             "<!-- modular-la:start -->\n<!-- modular-la:end -->\n")
 
 
-@pytest.mark.parametrize("name", ["modular_cla_ablation", "modular_la"])
+@pytest.mark.parametrize("name", ["benchmarks.modular.render_cla", "benchmarks.modular.render_la"])
 def test_each_study_renders_its_section_and_again_byte_for_byte(name: str, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     module, docs, _ = stored_report(name, "modular-studies", SECTIONS, tmp_path / "benchmarks.md", tmp_path,
                                     monkeypatch)
     first = rendered_twice(module, docs)
-    if name == "modular_cla_ablation":
-        assert "### Choosing the CLA learning rate" in first
+    if name == "benchmarks.modular.render_cla":
+        assert "\n#### Choosing the CLA learning rate" in first
         assert "<!-- modular-la:start -->\n<!-- modular-la:end" in first
         assert "Best mean en-X dev STS:" in first
         # seed 0's en-ru genres: CLA gains on test captions, hardly moves the mean cosine
@@ -34,8 +34,11 @@ def test_each_study_renders_its_section_and_again_byte_for_byte(name: str, tmp_p
         assert "<!-- modular-cla:start -->\n<!-- modular-cla:end" in first
 
 
-@pytest.mark.parametrize(("name", "shown"), [("modular_cla_ablation", "python benchmarks/modular_cla_ablation.py run"),
-                                             ("modular_la", "python benchmarks/modular_la.py run")])
+@pytest.mark.parametrize(("name", "shown"), [
+    ("benchmarks.modular.render_cla", "python benchmarks/modular_cla_ablation.py run"),  # as rendered before
+    ("benchmarks.modular.render_cla", "python -m benchmarks.modular.run_cla run"),
+    ("benchmarks.modular.render_la", "python benchmarks/modular_la.py run"),
+    ("benchmarks.modular.render_la", "python -m benchmarks.modular.run_la run")])
 def test_a_study_without_its_results_leaves_the_shown_section_alone(name: str, shown: str, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     text = SECTIONS.replace("<!-- modular-cla:end -->", f"`{shown}`\n<!-- modular-cla:end -->").replace(
@@ -44,7 +47,7 @@ def test_a_study_without_its_results_leaves_the_shown_section_alone(name: str, s
                                           monkeypatch)
     import shutil
 
-    shutil.rmtree(results / ("cla-ablation" if name == "modular_cla_ablation" else "la-study"))
+    shutil.rmtree(results / ("cla-ablation" if name == "benchmarks.modular.render_cla" else "la-study"))
     text = text.replace("<!-- modular-genres:end -->", "`modular_cla_ablation.py genres`\n<!-- modular-genres:end -->")
     docs.write_text(text, encoding="utf-8")
     module.render()
@@ -57,8 +60,7 @@ def test_rows_of_another_pipeline_are_set_aside(tmp_path: Path, monkeypatch: pyt
     to results-<fingerprint>.json and the rows start afresh; rows of the current pipeline are kept."""
     import json
 
-    module, _, results = stored_report("modular_cla_ablation", "modular-studies", SECTIONS, tmp_path / "benchmarks.md",
-                                       tmp_path, monkeypatch)
+    module, results = stored_results("benchmarks.modular.run_cla", "modular-studies", tmp_path, monkeypatch)
     pipeline = results / "seed-0" / "pipeline" / "pipeline.json"
     pipeline.parent.mkdir(parents=True)
     pipeline.write_text('{"run": 1}', encoding="utf-8")

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS
-
 MACHINE = {"cpu": "Test CPU, 2 cores"}
 
 
@@ -25,8 +23,7 @@ def _entry(method: str, seed: int, yor: float, hau: float) -> dict:
 
 def test_the_section_shows_every_language_each_seed_and_the_error_cut(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    report = importlib.import_module("new_language_report")
+    report = importlib.import_module("benchmarks.new_language.render")
     base = {"dev": {"mafand-retrieval/yor": {"value": 70.0, "n": 500},
                     "mafand-retrieval/hau": {"value": 60.0, "n": 500}},
             "test": {"mafand-retrieval/yor": {"value": 70.0, "n": 1558},
@@ -53,3 +50,18 @@ def test_the_section_shows_every_language_each_seed_and_the_error_cut(tmp_path: 
     assert "| mafand-retrieval/yor | 3 % | 43 % |" in text and "| mean | 3 % | 41 % |" in text  # (79.5-65)/35
     assert "| tr | 1 | 100 | 8.0 | 5.0 | 2.0 |" in text
     assert "| tr | 40 % (mafand-retrieval/hau) | 41 % | -1.0 (tatoeba/deu) |" in text  # (76-60)/40; 95 -> 96
+
+
+def test_without_stored_results_the_section_is_left_as_it_is(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """results/ is not in git: on a clone without results.json the measured section stays, and the renderer says
+    what to run."""
+    report = importlib.import_module("benchmarks.new_language.render")
+    docs = tmp_path / "benchmarks.md"
+    shown = "# Benchmarks\n\n<!-- new-language:start -->\nmeasured\n<!-- new-language:end -->\n"
+    docs.write_text(shown, encoding="utf-8")
+    monkeypatch.setattr(report, "RESULTS", tmp_path / "results.json")
+    monkeypatch.setattr(report, "DOCS", docs)
+    with pytest.raises(SystemExit, match="python -m benchmarks.new_language.run"):
+        report.render()
+    assert docs.read_text(encoding="utf-8") == shown

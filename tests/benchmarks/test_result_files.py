@@ -6,8 +6,6 @@ import importlib
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS
-
 
 @pytest.mark.parametrize(("flags", "named"), [
     ({"sse4_2", "avx2", "avx512f", "avx512_vnni"}, "AVX-512 with VNNI"),
@@ -18,6 +16,5 @@ from tests.benchmarks.helpers import BENCHMARKS
 ])
 def test_the_cpu_is_named_with_the_vector_extensions_int8_speed_depends_on(
         flags: set[str], named: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    result_files = importlib.import_module("result_files")
+    result_files = importlib.import_module("benchmarks.common.results")
     assert result_files.vector_extensions(flags) == named

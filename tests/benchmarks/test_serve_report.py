@@ -1,7 +1,7 @@
 """The serving renderer on stored results (tests/benchmarks/fixtures/serve: the run of 2026-11-26 trimmed to
-minilm-en int8, me5-small torch and Infinity's me5-small torch, and two rows of `serve.py calls`): sustainable
-rates, overload statuses, the open-loop table over every server's own rates ('-' where a rate was not offered),
-the batch-cutting table, byte-stable."""
+minilm-en int8, me5-small torch and Infinity's me5-small torch, and two rows of `benchmarks.serve.run calls`):
+sustainable rates, overload statuses, the open-loop table over every server's own rates ('-' where a rate was not
+offered), the batch-cutting table, byte-stable."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS, docs_kept_without, rendered_twice, stored_report
+import benchmarks.serve.load as under_load
+from benchmarks.serve import malformed, render_tables, sampling, server, spec
+from tests.benchmarks.helpers import docs_kept_without, rendered_twice, stored_report
+
+RENDER = "benchmarks.serve.render"
+"""The renderer; the runner's parts are imported as modules above (`under_load`: `run`, `queue` and the grid)."""
 
 
 def _run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dict:
@@ -24,11 +29,11 @@ def _run(rate: float, p99: float, statuses: dict[str, int] | None = None) -> dic
 
 def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    module, docs, _ = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, _ = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                     "<!-- serve-load:end -->\n\n## After\n", tmp_path / "benchmarks.md", tmp_path,
                                     monkeypatch)
     first = rendered_twice(module, docs)
-    assert first.startswith("# Benchmarks\n\n<!-- serve-load:start -->\n## Serving under load")
+    assert first.startswith("# Benchmarks\n\n<!-- serve-load:start -->\n### Serving under load\n")
     assert first.endswith("<!-- serve-load:end -->\n\n## After\n")  # what follows the section stays
     assert "| polyembed | me5-small | torch | 1 | 35.0 | 35.0 | 74.1 | 200: 1329, 429: 71 | 89.7 |" in first
     assert "| infinity | me5-small | torch | 1 | 35.0 | 35.0 | - | 200: 1400 | 89.0 |" in first  # no raw ceiling
@@ -45,13 +50,13 @@ def test_the_tables_render_from_stored_results_and_again_byte_for_byte(tmp_path:
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "# Benchmarks\n\n<!-- serve-load:start -->\nkept\n<!-- serve-load:end -->\n"
-    docs_kept_without("serve", "serve", text, "serve.json", tmp_path, monkeypatch)
+    docs_kept_without(RENDER, "serve", text, "serve.json", tmp_path, monkeypatch)
 
 
 def test_a_run_without_call_costs_keeps_the_batch_table_the_docs_show(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """results/ is not in git: a fresh `serve.py run` holds no `calls` results, and the docs keep that table."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
     module.render()
@@ -68,7 +73,7 @@ def test_a_run_without_call_costs_keeps_the_batch_table_the_docs_show(tmp_path: 
 
 
 def test_the_queue_limit_runs_render_one_row_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
@@ -111,7 +116,7 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
     each candidate, from the highest down, is confirmed by 1.1x it for as long as the recovery and its control will
     last (40 s at these rates), and the first whose run keeps all 200s with p99 <= 400 ms (80 % of the bound), over
     the run and in each 10 s of it, is the one used."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
 
@@ -124,28 +129,28 @@ def test_the_sustainable_rate_must_hold_again_as_long_as_the_recovery(tmp_path: 
         offered.extend(phases)
         return [dict(again[rate]) for rate, _ in phases]
 
-    monkeypatch.setattr(module, "_open_loop", open_loop)
-    monkeypatch.setattr(module, "_drain", lambda url, body: 4.5)  # before each candidate: the server is idle
-    rate, tried = module._confirmed_rate("url", tmp_path, grid)
+    monkeypatch.setattr(under_load, "open_loop", open_loop)
+    monkeypatch.setattr(under_load, "_drain", lambda url, body: 4.5)  # before each candidate: the server is idle
+    rate, tried = under_load._confirmed_rate("url", tmp_path, grid)
     assert rate == 100.0 and [run["offered_per_s"] for run in tried] == [154.0, 110.0]
     assert [(run["candidate_per_s"], run["headroom"], run["bound_ms"], run["drained_s"]) for run in tried] == [
         (140.0, 1.1, 400.0, 4.5), (100.0, 1.1, 400.0, 4.5)]
     assert offered == [(154.0, 40.0), (110.0, 40.0)]  # 1.1x each candidate, as long as the candidate's recovery
-    assert module._confirm_seconds(2.1875) == module._recovery_seconds(2.1875) == 57.0
-    assert module._headroom_rate(2.1875) == 2.406
+    assert spec.confirm_seconds(2.1875) == spec.recovery_seconds(2.1875) == 57.0
+    assert under_load._headroom_rate(2.1875) == 2.406
     again = {rate: _run(rate, 600.0) for rate in again}  # none holds: no sustainable rate, no overload after it
-    assert module._confirmed_rate("url", tmp_path, grid)[0] is None
-    assert module._confirmed_rate("url", tmp_path, grid[3:]) == (None, [])
+    assert under_load._confirmed_rate("url", tmp_path, grid)[0] is None
+    assert under_load._confirmed_rate("url", tmp_path, grid[3:]) == (None, [])
 
     again = {154.0: _run(154.0, 460.0), 110.0: _run(110.0, 380.0)}  # 1.1x 140 keeps the bound, but not 80 % of it
-    assert module._confirmed_rate("url", tmp_path, grid)[0] == 100.0
+    assert under_load._confirmed_rate("url", tmp_path, grid)[0] == 100.0
 
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
     for entry in stored["entries"]:
         for result in entry["sizes"].values():
             rate = result["sustainable_per_s"]
             long = {} if (entry["server"], entry["model"]) == ("infinity", "me5-small") else {
-                "seconds": module._confirm_seconds(rate or 1.0)}  # infinity me5-small: stored before "seconds"
+                "seconds": spec.confirm_seconds(rate or 1.0)}  # infinity me5-small: stored before "seconds"
             result["confirmation"] = [{**_run(rate, 321.0), **long}] if rate else []
             result["control"] = [_run(rate, 432.0)] if rate else None
     first = next(e for e in stored["entries"] if (e["server"], e["model"], e["backend"]) == (
@@ -169,7 +174,7 @@ def test_recovery_is_judged_against_the_bound_then_the_control_and_the_acceptanc
     """Recovered: 'yes' within 500 ms; 'as control' above it but not above the same rate's p99 with no overload
     before it; 'no' above both, or when any request got neither a 200 nor a 429. The acceptance table sets
     polyembed against Infinity per backend class and int8 against torch, in sentences/s."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
 
@@ -179,11 +184,11 @@ def test_recovery_is_judged_against_the_bound_then_the_control_and_the_acceptanc
                              {"statuses": statuses or {"200": 1000}, "p99_ms": 600.0, "p99_last_half_ms": recovery}],
                 "control": [{"statuses": {"200": 1000}, "p99_last_half_ms": control}]}
 
-    assert module._recovered(result(480.0, 900.0)) == "yes"
-    assert module._recovered(result(700.0, 788.0)) == "as control"
-    assert module._recovered(result(700.0, 300.0)) == "no"
-    assert module._recovered(result(100.0, 90.0, {"200": 990, "TimeoutError": 10})) == "no"
-    assert module._recovered({"sustainable_per_s": None, "overload": None}) == "-"
+    assert render_tables.recovered(result(480.0, 900.0)) == "yes"
+    assert render_tables.recovered(result(700.0, 788.0)) == "as control"
+    assert render_tables.recovered(result(700.0, 300.0)) == "no"
+    assert render_tables.recovered(result(100.0, 90.0, {"200": 990, "TimeoutError": 10})) == "no"
+    assert render_tables.recovered({"sustainable_per_s": None, "overload": None}) == "-"
 
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
     for entry in stored["entries"]:
@@ -225,10 +230,10 @@ def test_the_malformed_suite_renders_a_row_per_bad_request_and_one_per_model(tmp
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Each bad request's status against the one the issue names, then per model the good traffic, the burst over
     the concurrency limit and the probe; a later `run` on a checkout without these results keeps both tables."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
-    cases = module._malformed_cases(["A sentence of eight words and a few more."] * 40)
+    cases = malformed._malformed_cases(["A sentence of eight words and a few more."] * 40)
     sizes = {name: len(body) for name, body, _ in cases}
     assert sizes["body over --max-body-bytes 65536"] > 65536 > sizes["tokens over --max-request-tokens 256"]
     answered = [{"case": name, "expected": expected, "status": expected or 422, "error": "bad | input"}
@@ -236,7 +241,7 @@ def test_the_malformed_suite_renders_a_row_per_bad_request_and_one_per_model(tmp
     answered[-1]["status"] = 200  # a token cap that let a request through: counted as not expected
     stored = json.loads((results / "serve.json").read_text(encoding="utf-8"))
     stored["malformed"] = {"minilm-en/onnx-int8": {
-        "limits": list(module.MALFORMED_LIMITS), "cases": answered,
+        "limits": list(spec.MALFORMED_LIMITS), "cases": answered,
         "good": {"sent": 48, "statuses": {"200": 48}, "min_cosine_to_alone": 0.999812},
         "burst": {"sent": 24, "statuses": {"200": 8, "429": 16}, "retry_after_on_every_429": True, "scrapes_during": 12,
                   "in_flight_during": 8.0, "queue_depth_during": None},
@@ -260,10 +265,10 @@ def test_a_recovery_lasts_for_enough_requests_and_shows_per_window(tmp_path: Pat
     """The recovery and its control last long enough for 100 requests after their first 10 s (40-120 s), are judged
     on those, and show a p99 per 10 s; rows stored with 20-s phases are named as such and judged on the same
     requests (their second half)."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
-    assert [module._recovery_seconds(rate) for rate in (140.0, 4.375, 2.1875, 1.125, 0.5)] == [
+    assert [spec.recovery_seconds(rate) for rate in (140.0, 4.375, 2.1875, 1.125, 0.5)] == [
         40.0, 40.0, 57.0, 100.0, 120.0]
 
     def phase(seconds: float, windows: list[float], after: float, rate: float = 4.375) -> dict:
@@ -294,17 +299,15 @@ def test_a_recovery_lasts_for_enough_requests_and_shows_per_window(tmp_path: Pat
     others = ", ".join(f"{e['server']} {e['model']} {e['backend']}" for e in stored["entries"] if e is not entry)
     assert ("then the sustainable rate (40-120 s: about 100 requests sent from 10 s into it on; the rows of "
             f"{others}: 20 s; statuses over both phases;") in text
-    assert module._recovered(entry["sizes"]["1"]) == "yes"
+    assert render_tables.recovered(entry["sizes"]["1"]) == "yes"
     entry["sizes"]["1"]["overload"][-1]["p99_after_settle_ms"] = 600.0  # above the bound and the control
-    assert module._recovered(entry["sizes"]["1"]) == "no"
+    assert render_tables.recovered(entry["sizes"]["1"]) == "no"
 
 
 def test_a_recovery_above_the_bound_is_compared_with_its_control_by_a_test_not_by_two_p99s(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two p99s of 100 requests at one rate are each the higher half the time: 'as control' asks whether more of
     the recovery's requests missed the bound than the control's, by Fisher's exact test."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    module = importlib.import_module("serve")
 
     def phase(slow: int, refused: int = 0, p99: float = 600.0) -> dict:
         latencies = [100.0] * (100 - slow - refused) + [700.0] * slow
@@ -314,61 +317,58 @@ def test_a_recovery_above_the_bound_is_compared_with_its_control_by_a_test_not_b
         return {"overload": [{"statuses": {"200": 90, "429": 10}}, {**recovery, "statuses": {"200": 100}}],
                 "control": [control]}
 
-    assert module._recovered(result(phase(3, p99=700.0), phase(2, p99=650.0))) == "as control"  # 3 against 2
-    assert module._recovered(result(phase(12, p99=700.0), phase(2, p99=650.0))) == "no"
-    assert module._recovered(result(phase(1, refused=11, p99=700.0), phase(2, p99=650.0))) == "no"  # 429s count
-    assert module._recovered(result(phase(2, p99=400.0), phase(0, p99=90.0))) == "yes"  # within the bound
-    assert module._slower_than_control({"p99_after_settle_ms": 700.0}, phase(2)) is None  # kept no latencies
+    assert render_tables.recovered(result(phase(3, p99=700.0), phase(2, p99=650.0))) == "as control"  # 3 against 2
+    assert render_tables.recovered(result(phase(12, p99=700.0), phase(2, p99=650.0))) == "no"
+    assert render_tables.recovered(result(phase(1, refused=11, p99=700.0), phase(2, p99=650.0))) == "no"  # 429s count
+    assert render_tables.recovered(result(phase(2, p99=400.0), phase(0, p99=90.0))) == "yes"  # within the bound
+    assert render_tables._slower_than_control({"p99_after_settle_ms": 700.0}, phase(2)) is None  # kept no latencies
 
 
 def test_the_server_accounts_for_each_window_from_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     """Per 10 s of a phase, the share of time in model calls and their cost per thousand padded tokens, from
     /metrics sampled every second; a window the samples do not cover is None."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    module = importlib.import_module("serve")
     text = ('# HELP polyembed_encode_duration_seconds Model time per model call.\n'
             'polyembed_encode_duration_seconds_sum 12.5\npolyembed_encode_duration_seconds_count 40.0\n'
             'polyembed_batch_padded_tokens_sum{model="a"} 1000.0\npolyembed_batch_padded_tokens_sum{model="b"} 500.0\n')
-    assert module._metric_total(text, "polyembed_encode_duration_seconds_sum") == 12.5
-    assert module._metric_total(text, "polyembed_batch_padded_tokens_sum") == 1500.0
+    assert sampling.metric_total(text, "polyembed_encode_duration_seconds_sum") == 12.5
+    assert sampling.metric_total(text, "polyembed_batch_padded_tokens_sum") == 1500.0
     # 10 s at half busy, 40 ms per 1k tokens; then 10 s fully busy at twice the cost; samples stop at 20 s
     samples = [(100.0 + t, 0.5 * t if t <= 10 else 5.0 + (t - 10), 12500.0 * t, 0.9 * t) for t in range(0, 21)]
-    assert module._server_windows(samples, 100.0, 30.0) == [
+    assert sampling.server_windows(samples, 100.0, 30.0) == [
         {"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9},
         {"model_busy": 1.0, "model_ms_per_1k_tokens": 80.0, "cpu_busy": 0.9}, None]
-    assert module._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9}) == \
+    assert render_tables._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9}) == \
         "40 (50%, cpu 90%)"
     cpu_only = [(100.0 + t, None, None, 0.25 * t) for t in range(0, 11)]  # Infinity: no /metrics of ours
-    assert module._server_windows(cpu_only, 100.0, 10.0) == [{"cpu_busy": 0.25}]
-    assert module._server_cell({"cpu_busy": 0.25}) == "(cpu 25%)"
-    assert module._cpu_seconds(os.getpid()) > 0.0 and module._cpu_seconds(2 ** 22 + 7) is None
+    assert sampling.server_windows(cpu_only, 100.0, 10.0) == [{"cpu_busy": 0.25}]
+    assert render_tables._server_cell({"cpu_busy": 0.25}) == "(cpu 25%)"
+    assert sampling.cpu_seconds(os.getpid()) > 0.0 and sampling.cpu_seconds(2 ** 22 + 7) is None
     # the queue wait the server estimates, sampled each second: its mean per window shows a backlog draining
     draining = [(100.0 + t, None, None, None, max(0.0, 1.0 - 0.1 * t)) for t in range(0, 21)]
-    assert module._server_windows(draining, 100.0, 20.0) == [{"queue_wait_s": 0.5}, {"queue_wait_s": 0.0}]
-    assert module._queue_waits(draining, 118.5, 5.0) == [(0.5, 0.0), (1.5, 0.0)]  # what the phase covers
-    assert module._queue_waits(cpu_only, 100.0, 10.0) == []
-    assert module._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9,
+    assert sampling.server_windows(draining, 100.0, 20.0) == [{"queue_wait_s": 0.5}, {"queue_wait_s": 0.0}]
+    assert sampling.queue_waits(draining, 118.5, 5.0) == [(0.5, 0.0), (1.5, 0.0)]  # what the phase covers
+    assert sampling.queue_waits(cpu_only, 100.0, 10.0) == []
+    assert render_tables._server_cell({"model_busy": 0.5, "model_ms_per_1k_tokens": 40.0, "cpu_busy": 0.9,
                                 "queue_wait_s": 0.456}) == "40 (50%, cpu 90%, wait 0.46 s)"
 
 
 def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_elsewhere(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """taskset only sets an affinity a process may widen (onnxruntime does by default); a cpuset cgroup holds."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    serve = importlib.import_module("serve")
+    serve = server
     monkeypatch.setattr(serve, "CPUSET", tmp_path / "no-cgroup" / "bench")  # no parent cpuset: cannot be made
-    assert serve._on_server_core(["python", "-V"]) == ["taskset", "-c", serve.SERVER_CORE, "python", "-V"]
-    assert serve._isolation() == "taskset"
+    assert serve.on_server_core(["python", "-V"]) == ["taskset", "-c", serve.SERVER_CORE, "python", "-V"]
+    assert serve.isolation() == "taskset"
     (tmp_path / "cgroup").mkdir()
     (tmp_path / "cgroup" / "cpuset.mems").write_text("0\n")
     monkeypatch.setattr(serve, "CPUSET", tmp_path / "cgroup" / "bench")
-    command = serve._on_server_core(["python", "-V"])
+    command = serve.on_server_core(["python", "-V"])
     assert command[:2] == ["sh", "-c"] and command[-3:] == ["sh", "python", "-V"]
     assert f"> {tmp_path / 'cgroup' / 'bench' / 'cgroup.procs'} && exec taskset -c 0" in command[2]
     assert (tmp_path / "cgroup" / "bench" / "cpuset.cpus").read_text() == serve.SERVER_CORE
     assert (tmp_path / "cgroup" / "bench" / "cpuset.mems").read_text() == "0"
-    assert serve._isolation() == "cpuset"
-    held = serve._held_text
+    assert serve.isolation() == "cpuset"
+    held = importlib.import_module(RENDER)._held_text
     assert "cpuset" in held([{"isolation": "cpuset"}]) and "taskset" not in held([{"isolation": "cpuset"}])
     assert held([{}]) == held([{"isolation": "taskset"}]) == "pinned to one core by `taskset`"
     assert "cpuset" in held([{"isolation": "cpuset"}, {}]) and "taskset" in held([{"isolation": "cpuset"}, {}])
@@ -377,8 +377,7 @@ def test_the_server_is_held_by_a_cpuset_where_one_can_be_made_and_by_taskset_els
 def test_a_server_that_held_no_rate_shows_none_in_the_acceptance_table(monkeypatch: pytest.MonkeyPatch) -> None:
     """'none' where no rate was sustained; the ratio then falls back to both sides' grid rates (the acceptance's
     bound for 10 s), named as such, and stays '-' where a side held nothing even there."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    serve = importlib.import_module("serve")
+    serve = importlib.import_module(RENDER)
 
     def sizes(sustainable: float | None, *grid: tuple[float, float]) -> dict:
         return {"16": {"sustainable_per_s": sustainable, "open_loop": [_run(rate, p99) for rate, p99 in grid]}}
@@ -408,7 +407,7 @@ def test_the_first_seconds_of_a_recovery_show_when_it_came_back(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Per second of the recovery's first 10 s: the p99, the other answers (the drain's 429s) and the server's queue
     wait; 'back from' is the second from which every second stayed within the bound with no other answer."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
     recovery = {"offered_per_s": 100.0, "seconds": 40.0, "statuses": {"200": 3990, "429": 10}, "p99_ms": 900.0,
@@ -417,8 +416,8 @@ def test_the_first_seconds_of_a_recovery_show_when_it_came_back(tmp_path: Path,
                 "not_ok_seconds": [4, 6, 0, 0, 0, 0, 0, 0, 0, 0],
                 "queue_wait_per_s": [[0.4, 0.91], [1.4, 0.3], [2.4, 0.12], [12.4, 0.1]]}
     control = {**recovery, "statuses": {"200": 4000}, "p99_seconds_ms": [150.0] * 10, "not_ok_seconds": [0] * 10}
-    assert module._back_after(recovery) == "4" and module._back_after(control) == "0"
-    assert module._back_after({**control, "p99_seconds_ms": [150.0] * 9 + [700.0]}) == "> 10"
+    assert render_tables._back_after(recovery) == "4" and render_tables._back_after(control) == "0"
+    assert render_tables._back_after({**control, "p99_seconds_ms": [150.0] * 9 + [700.0]}) == "> 10"
     result = {"open_loop": [], "sustainable_per_s": 100.0, "confirmation": [], "closed_loop": None,
               "overload": [{"offered_per_s": 200.0, "statuses": {"200": 1500, "429": 500}, "p99_ms": 1500.0},
                            recovery], "control": [control], "sentences_per_request": 1}
@@ -434,15 +433,14 @@ def test_the_sentences_go_in_one_fixed_shuffled_order_and_rows_in_file_order_are
         monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> None:
     """The file's long news sentences came as one clump (a burst of work every 512 requests): every server now gets
     the same sentences shuffled once with a fixed seed, and the docs say which rows sent them in file order."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     monkeypatch.setenv("POLYEMBED_DATA", str(shared_data))
-    module = importlib.import_module("serve")
-    first, again = module._sentences(512), module._sentences(512)
+    module = importlib.import_module(RENDER)
+    first, again = server.sentences(512), server.sentences(512)
     assert first == again and len(first) == 512 and all(8 <= len(t.split()) <= 30 for t in first)
     lengths = [len(t.split()) for t in first]
     tail = sum(lengths[448:]) / 64
     assert abs(tail - sum(lengths) / 512) < 2.0  # the last eighth is no longer a clump of long sentences
-    shuffled = {"server": "polyembed", "model": "m", "backend": "torch", "sentence_order": module.SENTENCE_ORDER}
+    shuffled = {"server": "polyembed", "model": "m", "backend": "torch", "sentence_order": spec.SENTENCE_ORDER}
     old = {"server": "infinity", "model": "m", "backend": "torch"}
     assert module._order_text([shuffled]) == ", shuffled once (seed 0)"
     assert module._order_text([old]).startswith(", in file order (whose long news sentences come as one clump")
@@ -453,12 +451,10 @@ def test_a_run_stops_before_any_server_when_wrk_is_missing(monkeypatch: pytest.M
     """The closed loop runs wrk after minutes of open-loop rates: its absence is said first, not then."""
     import shutil
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    serve = importlib.import_module("serve")
     monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "wrk" else f"/usr/bin/{tool}")
-    monkeypatch.setattr(serve, "_sentences", lambda count: pytest.fail("the run went on"))
+    monkeypatch.setattr(under_load, "sentences", lambda count: pytest.fail("the run went on"))
     with pytest.raises(SystemExit, match="wrk not found"):
-        serve.run(["minilm-en"], ["torch"], None, [], [50.0])
+        under_load.run(["minilm-en"], ["torch"], None, [], [50.0])
 
 
 def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_one(
@@ -466,7 +462,7 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
     """The control is the sustainable rate once more with no overload before it: where it misses the bound the
     rate was not sustained (its recovery would measure the rate, not the overload), so the next lower candidate is
     confirmed, overloaded and controlled in its place, and the rate's cell names the one given up."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
 
@@ -487,11 +483,11 @@ def test_a_rate_whose_control_misses_the_bound_is_given_up_for_the_next_lower_on
     class Server:
         url, process = "http://127.0.0.1:1/v1/embeddings", None
 
-    monkeypatch.setattr(module, "_open_loop", open_loop)
-    monkeypatch.setattr(module, "_drain", lambda *args: 0.5)
-    monkeypatch.setattr(module, "_running", lambda *args: contextlib.nullcontext(Server()))
-    monkeypatch.setattr(module, "_default_prompt", lambda model: "")
-    entry = module._measure("infinity", "m", "torch", None, [50.0, 100.0, 140.0, 200.0], ["a b c"] * 8,
+    monkeypatch.setattr(under_load, "open_loop", open_loop)
+    monkeypatch.setattr(under_load, "_drain", lambda *args: 0.5)
+    monkeypatch.setattr(under_load, "running", lambda *args: contextlib.nullcontext(Server()))
+    monkeypatch.setattr(under_load, "default_prompt", lambda model: "")
+    entry = under_load._measure("infinity", "m", "torch", None, [50.0, 100.0, 140.0, 200.0], ["a b c"] * 8,
                             sizes=(1,), closed_loop=False, control=True)
     result = entry["sizes"]["1"]
     assert result["sustainable_per_s"] == 100.0
@@ -522,7 +518,7 @@ def test_the_grid_stops_after_two_rates_in_a_row_that_miss_the_bound(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """One rate that misses by chance does not end the grid; two in a row do (the rates above them are beyond
     capacity), and the open-loop table names the rule beside its '-' cells."""
-    module, docs, results = stored_report("serve", "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
+    module, docs, results = stored_report(RENDER, "serve", "# Benchmarks\n\n<!-- serve-load:start -->\n"
                                           "<!-- serve-load:end -->\n", tmp_path / "benchmarks.md", tmp_path,
                                           monkeypatch)
     p99 = {50.0: 100.0, 100.0: 600.0, 140.0: 300.0, 200.0: 700.0, 280.0: 900.0, 400.0: 100.0}
@@ -532,8 +528,8 @@ def test_the_grid_stops_after_two_rates_in_a_row_that_miss_the_bound(tmp_path: P
         offered.append(phases)
         return [_run(rate, p99[rate]) for rate, _ in phases]
 
-    monkeypatch.setattr(module, "_open_loop", open_loop)
-    runs = module._grid("url", tmp_path, list(p99))
+    monkeypatch.setattr(under_load, "open_loop", open_loop)
+    runs = under_load._grid("url", tmp_path, list(p99))
     assert offered == [[(rate, 10.0)] for rate in (50.0, 100.0, 140.0, 200.0, 280.0)]  # never 400
     assert [run["offered_per_s"] for run in runs] == [50.0, 100.0, 140.0, 200.0, 280.0]
 

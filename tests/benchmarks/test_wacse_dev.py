@@ -7,13 +7,12 @@ import importlib
 
 import pytest
 
-from tests.benchmarks.helpers import BENCHMARKS
+from benchmarks.wacse import spec
 
 
 def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse_dev")
-    sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
+    wacse = importlib.import_module("benchmarks.wacse.render_dev")
+    sts = {f"en-{c}": 60.0 for c in spec.DEV_STS_LANGUAGES} | {c: 70.0 for c in spec.DEV_STS_LANGUAGES}
     sts["en"] = 85.0
     better = {key: value + 2 for key, value in sts.items()}
     saved = {"steps": 300, "batch_size": 32, "machine": "x86_64, 2 cores", "me5-small": {"sts": sts}, "trained": {
@@ -37,21 +36,20 @@ def test_each_choice_is_compared_with_the_defaults(monkeypatch: pytest.MonkeyPat
 def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse_dev")
+    wacse = importlib.import_module("benchmarks.wacse.render_dev")
     docs = tmp_path / "benchmarks.md"
     docs.write_text("# Benchmarks\n\n<!-- wacse-dev:start -->\n<!-- wacse-dev:end -->\n\nNotes\n", encoding="utf-8")
     monkeypatch.setattr(wacse, "OUT", tmp_path)
     monkeypatch.setattr(wacse, "DOCS", docs)
-    sts = {f"en-{c}": 60.0 for c in wacse.DEV_STS_LANGUAGES} | {c: 70.0 for c in wacse.DEV_STS_LANGUAGES}
-    now = wacse.run_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
+    sts = {f"en-{c}": 60.0 for c in spec.DEV_STS_LANGUAGES} | {c: 70.0 for c in spec.DEV_STS_LANGUAGES}
+    now = spec.run_fingerprint({"max_steps": 100, "batch_size": 32, "seed": 0})
     (tmp_path / "dev.json").write_text(json.dumps({"steps": 100, "batch_size": 32, "machine": "x86_64, 2 cores",
                                                    "me5-small": {"sts": sts}, "trained": {f"seed-0/{now}": {
                                                        "best": {"eval_dev_mean_accuracy": 0.8}, "sts": sts}}}),
                                        encoding="utf-8")
     wacse.render()
     first = docs.read_text(encoding="utf-8")
-    assert "### WACSE dev choices (issue 35)" in first and "| defaults | the defaults | 1 | 80.00 |" in first
+    assert "\n#### WACSE dev choices\n" in first and "| defaults | the defaults | 1 | 80.00 |" in first
     assert first.endswith("<!-- wacse-dev:end -->\n\nNotes\n")
     wacse.render()
     assert docs.read_text(encoding="utf-8") == first
@@ -60,23 +58,21 @@ def test_the_dev_table_renders_into_its_docs_section(tmp_path, monkeypatch: pyte
 def test_the_fingerprint_is_of_the_resolved_options(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     import yaml
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse_dev")
-    defaults = wacse.run_fingerprint({"max_steps": 100, "seed": 0})
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "model"}) == defaults  # a default spelt out
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "keep_checkpoints": False,
+    defaults = spec.run_fingerprint({"max_steps": 100, "seed": 0})
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "model"}) == defaults  # a default spelt out
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "keep_checkpoints": False,
                                   "output_dir": str(tmp_path)}) == defaults  # housekeeping and folder aside
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 1}) != defaults
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "awp_links": "one"}) != defaults
-    tr = wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"]})
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"], "awp_links": "one",
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 1}) != defaults
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "pooling": "cls"}) != defaults
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "awp_links": "one"}) != defaults
+    tr = spec.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"]})
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr"], "awp_links": "one",
                                   "aligner": "itermax", "wtr_scale": 20.0}) == tr  # options of untrained objectives
-    assert wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"], "aligner": "itermax"}) != \
-        wacse.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"]})
+    assert spec.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"], "aligner": "itermax"}) != \
+        spec.run_fingerprint({"max_steps": 100, "seed": 0, "objectives": ["tr", "wtr"]})
     run = tmp_path / "config.yaml"  # a run folder's config.yaml, as training writes it
     run.write_text(yaml.safe_dump({"max_steps": 100, "seed": 0, "output_dir": "elsewhere"}), encoding="utf-8")
-    assert wacse.run_fingerprint(config_file=run) == defaults
+    assert spec.run_fingerprint(config_file=run) == defaults
 
 
 def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
@@ -93,11 +89,10 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
     import polyembed.methods.modular.pipeline
     import polyembed.models.loading
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse_dev")
+    wacse = importlib.import_module("benchmarks.wacse.run_dev")
     monkeypatch.setattr(wacse, "OUT", tmp_path)
     monkeypatch.setattr(wacse, "render", lambda: None)
-    choice = next(name for name, options in wacse.DEV_CHOICES.items() if options)
+    choice = next(name for name, options in spec.DEV_CHOICES.items() if options)
     budget = {"max_steps": 100, "batch_size": 32, "seed": 0}
     (tmp_path / "dev.json").write_text(json.dumps({"runs": {"me5-small": {"sts": {}}, "earlier/seed-0": {
         "sts": {"en-kk": 1.0}, "best": {"eval_dev_mean_accuracy": 0.9}}, f"{choice}/seed-0": {
@@ -117,20 +112,18 @@ def test_a_choice_that_resolves_to_a_scored_run_is_not_trained_again(tmp_path,
         "Result", (), {"scores": []})())
     wacse.dev([0], 100, 32, ["defaults", choice])
     folder = tmp_path / "dev" / "seed-0" / choice
-    assert trained == [("wacse", folder, {**wacse.DEV_CHOICES[choice], **budget, "keep_checkpoints": False})]
-    defaults, before = wacse.run_fingerprint(budget), wacse.run_fingerprint({**budget, "pooling": "cls"})
+    assert trained == [("wacse", folder, {**spec.DEV_CHOICES[choice], **budget, "keep_checkpoints": False})]
+    defaults, before = spec.run_fingerprint(budget), spec.run_fingerprint({**budget, "pooling": "cls"})
     assert (folder.parent / f"{choice}-{before}" / "config.yaml").is_file()  # set aside
     saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))
     assert saved["trained"][f"seed-0/{defaults}"]["sts"] == {"en-kk": 1.0}
     assert saved["trained"][f"seed-0/{before}"]["folder"] == f"dev/seed-0/{choice}-{before}"  # follows its folder
-    mine = saved["trained"][f"seed-0/{wacse.run_fingerprint({**budget, **wacse.DEV_CHOICES[choice]})}"]
+    mine = saved["trained"][f"seed-0/{spec.run_fingerprint({**budget, **spec.DEV_CHOICES[choice]})}"]
     assert mine["choice"] == choice and mine["folder"] == f"dev/seed-0/{choice}"
 
 
 def test_a_warm_up_added_on_top_trains_the_encoder_as_long_as_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse_dev")
-    added = wacse._choice_options("head-warmup-50-added", 100, 32, 0)
-    assert added["max_steps"] - added["awp_head_warmup_steps"] == wacse._choice_options("defaults", 100, 32, 0)[
+    added = spec.choice_options("head-warmup-50-added", 100, 32, 0)
+    assert added["max_steps"] - added["awp_head_warmup_steps"] == spec.choice_options("defaults", 100, 32, 0)[
         "max_steps"]
-    assert wacse._choice_options("head-warmup-50", 100, 32, 0)["max_steps"] == 100  # the warm-up within the budget
+    assert spec.choice_options("head-warmup-50", 100, 32, 0)["max_steps"] == 100  # the warm-up within the budget

@@ -12,9 +12,10 @@ from tests.benchmarks.helpers import docs_kept_without, rendered_twice, stored_r
 
 def test_the_profile_renders_from_stored_results_and_again_byte_for_byte(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    module, docs, _ = stored_report("wacse_profile", "wacse-profile", "# Benchmarks\n\n<!-- wacse-profile:start -->\n"
-                                    "<!-- wacse-profile:end -->\n\nNotes\n", tmp_path / "benchmarks.md", tmp_path,
-                                    monkeypatch)
+    module, docs, _ = stored_report("benchmarks.wacse.render_profile", "wacse-profile",
+                                    "# Benchmarks\n\n<!-- wacse-profile:start -->\n"
+                                    "<!-- wacse-profile:end -->\n\nNotes\n",
+                                    tmp_path / "benchmarks.md", tmp_path, monkeypatch)
     first = rendered_twice(module, docs)
     assert "(3.64 eflomal links per pair kept)" in first and "encodes 230 masked copies" in first
     assert "| TR + AWP + WTR, `awp_links: all` (one masked copy per link) | 11.30 | 95 % |" in first  # + AdamW
@@ -26,4 +27,4 @@ def test_the_profile_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
 def test_without_a_stored_profile_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = ("# Benchmarks\n\n<!-- wacse-profile:start -->\n`python benchmarks/wacse_profile.py run`\n"
             "<!-- wacse-profile:end -->\n")
-    docs_kept_without("wacse_profile", "wacse-profile", text, "profile.json", tmp_path, monkeypatch)
+    docs_kept_without("benchmarks.wacse.render_profile", "wacse-profile", text, "profile.json", tmp_path, monkeypatch)

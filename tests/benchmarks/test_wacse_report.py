@@ -11,16 +11,16 @@ from types import ModuleType
 import pytest
 import yaml
 
-from tests.benchmarks.helpers import BENCHMARKS
+from benchmarks.wacse import spec
 
 SECTION = "# Benchmarks\n\n<!-- wacse:start -->\n<!-- wacse:end -->\n"
 
 
 def _renderers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[ModuleType, ModuleType, Path]:
-    """wacse and wacse_dev with their results, docs (holding `text`) and figures pointed into tmp_path."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
-    wacse_dev = importlib.import_module("wacse_dev")
+    """The ablation's and the dev choices' renderers with their results, docs (holding `text`) and figures pointed
+    into tmp_path."""
+    wacse = importlib.import_module("benchmarks.wacse.render")
+    wacse_dev = importlib.import_module("benchmarks.wacse.render_dev")
     docs = tmp_path / "benchmarks.md"
     docs.write_text(text, encoding="utf-8")
     for module in (wacse, wacse_dev):
@@ -34,11 +34,11 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
     wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION + "\nNotes\n")
 
     def scores(low: float, high: float) -> dict[str, float]:
-        return ({f"tatoeba/{code}": low for code in wacse.LOW.values()}
-                | {f"tatoeba/{code}": high for code in wacse.HIGH} | {"sts17/cross-avg": 60.0})
+        return ({f"tatoeba/{code}": low for code in spec.LOW.values()}
+                | {f"tatoeba/{code}": high for code in spec.HIGH} | {"sts17/cross-avg": 60.0})
 
     def run(name: str, seed: int, low: float, fingerprint: str | None = None) -> dict:
-        now = wacse_dev.run_fingerprint(wacse._variant_options(name, 300, 32, seed))
+        now = spec.run_fingerprint(spec.variant_options(name, 300, 32, seed))
         return {"scores": scores(low, 90.0), "fingerprint": fingerprint or now, "wall_seconds": 100.0 + seed,
                 "best": {"eval_dev_mean_accuracy": 0.8 + seed / 100},
                 "dev_sts": {"en": 80.0, "kk": 70.0, "uz": 60.0 + seed, "en-kk": 50.0, "en-uz": 40.0},
@@ -56,7 +56,7 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
     payload["runs"]["tr+wtr-itermax/seed-0"] = run("tr+wtr-itermax", 0, 70.0, fingerprint="before an option was added")
     folder = tmp_path / "seed-0" / "tr+wtr-itermax"  # ... whose folder says it trained with today's options
     folder.mkdir(parents=True)
-    (folder / "config.yaml").write_text(yaml.safe_dump(wacse._variant_options("tr+wtr-itermax", 300, 32, 0)),
+    (folder / "config.yaml").write_text(yaml.safe_dump(spec.variant_options("tr+wtr-itermax", 300, 32, 0)),
                                         encoding="utf-8")
     (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
     wacse.render()
@@ -75,14 +75,12 @@ def test_the_ablation_renders_todays_runs_only(tmp_path: Path, monkeypatch: pyte
 
 
 def test_the_budget_curve_pairs_each_seed_with_tr_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
-    wacse_dev = importlib.import_module("wacse_dev")
+    wacse = importlib.import_module("benchmarks.wacse.render")
     monkeypatch.setattr(wacse, "OUT", tmp_path)  # no run folders: each run counts by its stored fingerprint
 
     def run(name: str, steps: int, seed: int, low: float, sts: float, fingerprint: str | None = None) -> dict:
-        now = wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, seed))
-        return {"fingerprint": fingerprint or now, "scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()}
+        now = spec.run_fingerprint(spec.variant_options(name, steps, 32, seed))
+        return {"fingerprint": fingerprint or now, "scores": {f"tatoeba/{code}": low for code in spec.LOW.values()}
                 | {"sts17/cross-avg": sts}}
 
     payload = {"runs": {}, "budget": {"batch_size": 32, "runs": {
@@ -104,14 +102,12 @@ def test_the_budget_curve_pairs_each_seed_with_tr_alone(tmp_path: Path, monkeypa
 def test_a_budget_run_of_one_seed_keeps_the_other_seeds_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A curve grows a seed at a time, on checkouts whose results/ differ: the docs' rows for the steps and seeds
     not run here stay, the means take them in, and a row run here replaces the docs' row of the same seed."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
-    wacse_dev = importlib.import_module("wacse_dev")
+    wacse = importlib.import_module("benchmarks.wacse.render")
     monkeypatch.setattr(wacse, "OUT", tmp_path)
 
     def run(name: str, steps: int, low: float, sts: float) -> dict:
-        return {"fingerprint": wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, 1)),
-                "scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()} | {"sts17/cross-avg": sts}}
+        return {"fingerprint": spec.run_fingerprint(spec.variant_options(name, steps, 32, 1)),
+                "scores": {f"tatoeba/{code}": low for code in spec.LOW.values()} | {"sts17/cross-avg": sts}}
 
     shown = ["`python benchmarks/wacse.py budget` (batch 32): ...", "",
              "| steps | seed | tr: low mean | tr: STS17 cross | tr+awp+wtr: low mean | tr+awp+wtr: STS17 cross | "
@@ -144,8 +140,7 @@ def test_a_row_keeps_its_scores_while_its_folder_trained_todays_options(tmp_path
     import polyembed.methods.modular.pipeline
     import polyembed.models.loading
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    wacse = importlib.import_module("wacse")
+    wacse = importlib.import_module("benchmarks.wacse.run")
     trained, evaluated = [], []
 
     def run_stage(method: str, path: Path, show_progress: bool, **options) -> dict:
@@ -164,12 +159,12 @@ def test_a_row_keeps_its_scores_while_its_folder_trained_todays_options(tmp_path
     runs = {"tr/seed-0": dict(saved), "tr+awp/seed-0": dict(saved)}
     dev = ([], [], [])
     for name, changed in (("tr", {}), ("tr+awp", {"pooling": "cls"})):
-        options = wacse._variant_options(name, 300, 32, 0)
+        options = spec.variant_options(name, 300, 32, 0)
         folder = tmp_path / "seed-0" / name
         folder.mkdir(parents=True)
         (folder / "config.yaml").write_text(yaml.safe_dump({**options, **changed}), encoding="utf-8")
         wacse._train({"runs": runs}, runs, f"{name}/seed-0", folder, options, dev)
-    today = wacse.wacse_dev.run_fingerprint(wacse._variant_options("tr", 300, 32, 0))
+    today = spec.run_fingerprint(spec.variant_options("tr", 300, 32, 0))
     assert runs["tr/seed-0"]["scores"] == {"tatoeba/kaz": 50.0} and runs["tr/seed-0"]["fingerprint"] == today
     awp_model = str(tmp_path / "seed-0" / "tr+awp" / "model")
     assert runs["tr+awp/seed-0"]["scores"] == {} and runs["tr/seed-0"]["dev_sts"] == {}  # dev STS added once
@@ -184,8 +179,8 @@ def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path:
     wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION)
 
     def run(name: str, low: float, steps: int = 300) -> dict:
-        return {"scores": {f"tatoeba/{code}": low for code in wacse.LOW.values()} | {"sts17/cross-avg": 60.0},
-                "fingerprint": wacse_dev.run_fingerprint(wacse._variant_options(name, steps, 32, 0)),
+        return {"scores": {f"tatoeba/{code}": low for code in spec.LOW.values()} | {"sts17/cross-avg": 60.0},
+                "fingerprint": spec.run_fingerprint(spec.variant_options(name, steps, 32, 0)),
                 "best": {"eval_dev_mean_accuracy": low / 100},
                 "dev_sts": {"en": 80.0, "kk": 70.0, "uz": 60.0, "en-kk": 50.0, "en-uz": 40.0}}
 
@@ -203,7 +198,7 @@ def test_rows_and_the_budget_curve_of_runs_not_here_keep_the_docs_text(tmp_path:
     text = docs.read_text(encoding="utf-8")
     assert all(row in text.splitlines() for row in rows)
     assert text.index("| tr+wtr | 70.0 |") < text.index("| tr-cls | 60.0 |")  # in the variants' order
-    assert text.count("| tr-cls |") == 2 and text.count("### Budget curve") == 1
+    assert text.count("| tr-cls |") == 2 and text.count("\n#### Budget curve\n") == 1
     assert "this checkout's results, so their settings and machine may differ from the line above): tr, tr+wtr." \
         in text
     later["runs"]["tr/seed-0"] = run("tr", 99.0)  # a variant run here replaces what the docs show
@@ -220,9 +215,9 @@ def test_a_figure_of_another_run_says_so(tmp_path: Path, monkeypatch: pytest.Mon
     from PIL.PngImagePlugin import PngInfo
 
     wacse, wacse_dev, docs = _renderers(tmp_path, monkeypatch, SECTION)
-    scores = {f"tatoeba/{code}": 80.0 for code in wacse.LOW.values()} | {"sts17/cross-avg": 60.0}
+    scores = {f"tatoeba/{code}": 80.0 for code in spec.LOW.values()} | {"sts17/cross-avg": 60.0}
     payload = {"steps": 300, "batch_size": 32, "runs": {"tr/seed-1": {
-        "scores": scores, "fingerprint": wacse_dev.run_fingerprint(wacse._variant_options("tr", 300, 32, 1))}}}
+        "scores": scores, "fingerprint": spec.run_fingerprint(spec.variant_options("tr", 300, 32, 1))}}}
     (tmp_path / "ablation.json").write_text(json.dumps(payload), encoding="utf-8")
     (tmp_path / "figures").mkdir()
     records = {"me5-small": {"model": "me5-small", "seed": 1, "fingerprint": None},

@@ -361,3 +361,40 @@ def test_a_graph_or_tokenizer_file_the_record_does_not_list_is_refused(exported,
     (copy / "added_tokens.json").unlink()
     (copy / "notes.txt").write_text("a user's own notes")  # not read by the loader: allowed
     OnnxEncoder(copy, FP32_FILE)
+
+
+def _with_dense(source: Path, folder: Path, activation) -> Path:
+    """The tiny model with a Dense projection (16 dimensions) and Normalize after its pooling, as a distilled
+    student's map into its teacher's space."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Dense
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    model = SentenceTransformer(str(source), device="cpu")
+    model.append(Dense(32, 16, activation_function=activation))
+    model.append(Normalize())
+    model.save(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("activation", ["identity", "tanh"])
+def test_a_model_ending_in_a_dense_projection_exports_and_embeds_as_the_source(exported, tmp_path,
+                                                                               activation) -> None:
+    import torch
+
+    source = _with_dense(exported[0], tmp_path / "dense", torch.nn.Tanh() if activation == "tanh" else None)
+    folder = export_onnx(str(source), tmp_path / "export", quantize=False)
+    encoder = polyembed.load_model(str(folder))
+    assert isinstance(encoder, OnnxEncoder) and encoder.dimension == 16
+    reference = polyembed.encode(str(source), TRAINING_TEXTS)
+    assert reference.shape[1] == 16
+    assert np.allclose(polyembed.encode(encoder, TRAINING_TEXTS), reference, atol=1e-5)
+
+
+def test_a_dense_activation_the_encoder_cannot_apply_is_refused(exported, tmp_path) -> None:
+    import torch
+
+    source = _with_dense(exported[0], tmp_path / "dense", torch.nn.ReLU())
+    with pytest.raises(PolyembedError, match=r"Dense module with activation torch\.nn\.modules\.activation\.ReLU"):
+        export_onnx(str(source), tmp_path / "export", quantize=False)
+    assert not (tmp_path / "export").exists() or not any((tmp_path / "export").iterdir())

@@ -56,8 +56,8 @@ def itermax_links(scores: np.ndarray, rounds: int = 2, alpha: float = 0.9) -> np
     if min(scores.shape) <= 2:
         return aligned
     for _ in range(rounds - 1):
-        free_rows = ~aligned.any(axis=1)
-        free_columns = ~aligned.any(axis=0)
+        free_rows = ~np.any(aligned, axis=1)  # np.any: numpy's stubs type the method's result as a scalar or array
+        free_columns = ~np.any(aligned, axis=0)
         if not free_rows.any() or not free_columns.any():
             break
         both = free_rows[:, None] & free_columns[None, :]

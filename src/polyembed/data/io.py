@@ -7,6 +7,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 from polyembed.errors import DataError
 
@@ -80,7 +81,7 @@ def read_parallel(path_a: str | Path, path_b: str | Path) -> tuple[list[str], li
 
 
 def iter_csv(
-    path: str | Path, *, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL
+    path: str | Path, *, delimiter: str = ",", quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL  # a csv.QUOTE_*
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield (line number of the record's first line, fields) from a UTF-8 CSV/TSV (BOM tolerated).
 

@@ -247,6 +247,7 @@ def load_parallel_sources(
     for index, language in enumerate(wanted):
         found = [s for s in file_sources if s.language == language]
         for name in datasets:
+            assert root is not None  # refused above when datasets are given
             info = get_dataset(name)
             source = _READERS[name](Path(root) / info.folder, language)
             if source is not None:

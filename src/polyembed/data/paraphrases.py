@@ -93,8 +93,7 @@ def _paraphrase_en(folder: Path, language: str) -> ParaphrasePairs | None:
         return None
     path = folder / "wiki-auto-gem2021" / "valid.tsv"
     rows = read_paraphrase_file(path)
-    seen: set[tuple[str, str]] = set()
-    kept = [(a, b) for a, b in rows if a != b and (a, b) not in seen and not seen.add((a, b))]
+    kept = [(a, b) for a, b in dict.fromkeys(rows) if a != b]  # first occurrences, in order
     return ParaphrasePairs("paraphrase-en", "en", [a for a, _ in kept], [b for _, b in kept], str(path))
 
 

@@ -105,8 +105,9 @@ def compare_scores(before: Sequence[Score], after: Sequence[Score], model: str, 
         if new is None:
             continue
         n = old.n or new.n
-        widths = [score_half_width(old.metric, old.value, n), score_half_width(new.metric, new.value, n)]
-        width = math.sqrt(sum(w * w for w in widths)) if None not in widths else None
+        old_width, new_width = score_half_width(old.metric, old.value, n), score_half_width(new.metric, new.value, n)
+        width = (math.sqrt(old_width * old_width + new_width * new_width)
+                 if old_width is not None and new_width is not None else None)
         rows.append(ScoreChange(old.task, old.subset, old.metric, n, old.value, new.value, width))
     tasks = {s.task for s in before} & {s.task for s in after}
     forgetting = [forgetting_report(before, after, trained_languages, task=task) for task in TASK_LABELS

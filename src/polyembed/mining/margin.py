@@ -119,6 +119,7 @@ def knn(
     k = min(k, y.shape[0])
     if search_parameters and index_factory is None:
         raise ValueError("search_parameters need an index_factory (the exact flat index has none)")
+    index: faiss.Index
     if index_factory is None:
         index = faiss.IndexFlatIP(y.shape[1])
     else:
@@ -126,7 +127,8 @@ def knn(
         if not index.is_trained:
             index.train(y)
         if search_parameters:
-            faiss.ParameterSpace().set_index_parameters(index, search_parameters)
+            # faiss's stubs declare this string form without @overload: mypy sees only the int (cno) one
+            faiss.ParameterSpace().set_index_parameters(index, search_parameters)  # type: ignore[arg-type]
     index.add(y)
     sims, ids = index.search(x, k)
     if (ids < 0).any():

@@ -50,11 +50,12 @@ def front_matter(base_model: str | Sequence[str] | None, languages: Sequence[str
     if licence is None and isinstance(base_model, str):
         known = base_model_licence(base_model)
         licence = {"license": known} if known else {}
+    licence_fields: dict[str, Any] = licence or {}  # ModelCardData's license, license_name, license_link
     data = ModelCardData(
         library_name=library, pipeline_tag="sentence-similarity",
         tags=["sentence-transformers", "sentence-similarity", "feature-extraction", "polyembed", *tags],
         base_model=base, language=sorted(set(languages)) or None, datasets=list(datasets) or None,
-        **(licence or {}), model_name=model_name if eval_results else None,
+        **licence_fields, model_name=model_name if eval_results else None,
         eval_results=list(eval_results) or None)
     return ["---", data.to_yaml(original_order=list(FRONT_MATTER_ORDER)), "---", ""]
 

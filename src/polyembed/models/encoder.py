@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,8 +26,9 @@ from polyembed.models.precision import (  # noqa: F401 - importable from here as
 
 logger = logging.getLogger(__name__)
 
-Language = TypeVar("Language", bound=str | None)
-"""A routing key: a language code, or None where the model picks (or needs no language)."""
+Language = TypeVar("Language", bound=Hashable)
+"""A routing key: a language code, or None where the model picks (or needs no language); any hashable key
+routes the same way (a token type id, say)."""
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -153,7 +154,8 @@ class SentenceEncoder(ABC):
         from polyembed.models.clipping import clip_texts
 
         single = isinstance(sentences, str)
-        texts = clip_texts([sentences] if single else list(sentences), self.tokenizer, self.max_seq_length)
+        texts = clip_texts([sentences] if isinstance(sentences, str) else list(sentences), self.tokenizer,
+                           self.max_seq_length)
         if batch_size < 1:
             raise PolyembedError(f"batch size {batch_size}: expected 1 or more")
         routes = self._routes(texts, language)

@@ -342,7 +342,11 @@ def as_sentence_transformer(model: Any, purpose: str = "use") -> tuple[Any, str]
     if isinstance(inner, SentenceTransformer):
         return inner, str(getattr(model, "name", "<encoder>"))
     if isinstance(model, str | Path):
-        return load_model(str(model)).model, str(model)
+        loaded = load_model(str(model))
+        if not isinstance(loaded, SentenceTransformerEncoder):
+            raise ModelNotAvailableError(f"cannot {purpose} {model}: it loads as a {type(loaded).__name__}, not a "
+                                         "sentence-transformers model")
+        return loaded.model, str(model)
     raise ModelNotAvailableError(
         f"cannot {purpose} {type(model).__name__}: pass a model name/folder, a SentenceTransformer "
         "or a SentenceTransformerEncoder"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # only annotations: the options (DEFAULT_TARGETS) are read without torch
     from torch import nn
+    from transformers import PreTrainedModel
 
 DEFAULT_TARGETS = ["query", "key", "value", "dense"]
 """BERT / XLM-R linear layers (attention projections, attention output and both feed-forward layers)."""
@@ -59,7 +60,7 @@ def merge_lora(model: Any) -> Any:
     from peft.tuners.lora import LoraLayer
     from peft.utils import ModulesToSaveWrapper
 
-    transformer: nn.Module = model[0].auto_model
+    transformer: PreTrainedModel = model[0].auto_model
     replacements: list[tuple[nn.Module, str, nn.Module]] = []
     for name, module in transformer.named_modules():
         if isinstance(module, LoraLayer):

@@ -94,7 +94,8 @@ def _tatoeba_challenge(root: Path, part: str) -> list[LabelledText]:
 
 def _tico19(root: Path, part: str) -> list[LabelledText]:
     folder = root / DATASETS["tico19"].folder
-    out, english = [], []
+    out: list[LabelledText] = []
+    english: list[str] = []
     for code in tico19_languages(folder):
         pairs = read_tico19(folder, code)
         out.append(LabelledText(normalize_language(code.split("_")[0]) or code, "tico19", "long",

@@ -6,8 +6,9 @@ transformers than polyembed's. The transformer is exported with `torch.onnx` (in
 last hidden state), fused by onnxruntime's transformer graph optimizer (attention, LayerNorm, GELU), and
 quantised with onnxruntime's dynamic int8 quantiser (weights int8, activations quantised per batch; the
 feed-forward output projections whose inputs are widest stay float32). Pooling,
-the prompt prefix (e5's "query: ") and normalisation stay in Python, read from the sentence-transformers
-modules, so the exported model embeds exactly as the original does up to numerical error.
+the prompt prefix (e5's "query: "), Dense projections after pooling (a distilled student's map into its
+teacher's space) and normalisation stay in Python (numpy), read from the sentence-transformers modules, so the
+exported model embeds exactly as the original does up to numerical error.
 
 The folder has sentence-transformers' layout for its ONNX and OpenVINO backends: the model's module and
 tokenizer files (without its torch weights), `onnx/model.onnx` (fp32, optimised), `onnx/model_qint8.onnx`,
@@ -24,7 +25,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
+from itertools import dropwhile
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,8 @@ from polyembed.models.export_files import (  # noqa: F401  (the export's layout,
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 POOLING_MODES = ("mean", "cls", "max")
+DENSE_ACTIVATIONS = {"torch.nn.modules.linear.Identity": "identity", "torch.nn.modules.activation.Tanh": "tanh"}
+"""The activations of a Dense module the ONNX encoder applies (sentence-transformers' config names them)."""
 EXPORT_RECIPE = 2
 """Raised whenever the graphs an export makes change (2: float32 only where activations are wide), so that the
 cache's exports (`polyembed.models.backends`) are made again."""
@@ -70,16 +74,29 @@ class OnnxSettings:
     max_seq_length: int
     dimension: int
     quantized: bool
+    dense: list[str] = field(default_factory=list)
+    """The folders (inside the export) of the Dense modules applied after pooling, in order; exports made before
+    Dense modules were carried have none."""
 
 
 def _settings_from(model: Any, source: str, quantize: bool) -> OnnxSettings:
     """Read pooling / normalisation / prompt from a SentenceTransformer; refuse modules the export cannot carry."""
     names = [type(module).__name__ for module in model]
-    if names[:2] != ["Transformer", "Pooling"] or any(name != "Normalize" for name in names[2:]):
+    tail = names[2:]
+    dense = len(tail) - len(list(dropwhile(lambda name: name == "Dense", tail)))
+    if names[:2] != ["Transformer", "Pooling"] or tail[dense:] not in ([], ["Normalize"]):
         raise PolyembedError(
-            f"{source}: ONNX export handles Transformer + Pooling (+ Normalize) models; this one has "
+            f"{source}: ONNX export handles Transformer + Pooling (+ Dense) (+ Normalize) models; this one has "
             f"{' + '.join(names)}"
         )
+    for module in list(model)[2:2 + dense]:
+        activation = module.get_config_dict().get("activation_function")
+        if activation not in DENSE_ACTIVATIONS:
+            raise PolyembedError(f"{source}: a Dense module with activation {activation} is not supported by the "
+                                 f"ONNX encoder ({', '.join(DENSE_ACTIVATIONS.values())})")
+    dimension = int(model[1].get_config_dict()["embedding_dimension"])
+    if dense:
+        dimension = int(model[1 + dense].get_config_dict()["out_features"])
     pooling = model[1].get_config_dict()
     mode = pooling.get("pooling_mode")
     if mode not in POOLING_MODES:
@@ -93,7 +110,7 @@ def _settings_from(model: Any, source: str, quantize: bool) -> OnnxSettings:
         normalize="Normalize" in names,
         prompt=prompt,
         max_seq_length=int(model.max_seq_length),
-        dimension=int(pooling["embedding_dimension"]),
+        dimension=dimension,
         quantized=quantize,
     )
 
@@ -260,6 +277,7 @@ def export_onnx(
         st_model.save(str(staging), create_model_card=False)
         for name in WEIGHT_FILES:
             (staging / name).unlink(missing_ok=True)
+        settings = replace(settings, dense=_dense_folders(staging))
         (staging / FP32_FILE).parent.mkdir()
         logger.info("export: tracing %s to %s", source, FP32_FILE)
         _export_graph(transformer, tokenizer, staging / FP32_FILE)
@@ -293,6 +311,27 @@ def export_onnx(
         files[CONFIG_FILE] = "pooling, prompt, normalisation and length of the source model"
         (staging / CARD_FILE).write_text(export_card_text(str(out_dir), asdict(settings), files), encoding="utf-8")
     return out_dir
+
+
+def _dense_folders(folder: Path) -> list[str]:
+    """The saved model's Dense module folders, in pipeline order (sentence-transformers' modules.json)."""
+    modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    return [entry["path"] for entry in modules if str(entry.get("type", "")).endswith(".Dense")]
+
+
+def _read_dense(folder: Path, path: str) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """A Dense module's weight, bias and activation from its saved folder (safetensors, as sentence-transformers
+    writes it)."""
+    from safetensors.numpy import load_file
+
+    config = json.loads((folder / path / "config.json").read_text(encoding="utf-8"))
+    weights = folder / path / "model.safetensors"
+    if not weights.is_file():
+        raise PolyembedError(f"{weights}: missing (export the model again with `polyembed export`)")
+    tensors = load_file(str(weights))
+    bias = tensors.get("linear.bias")
+    return (tensors["linear.weight"].astype(np.float32), None if bias is None else bias.astype(np.float32),
+            DENSE_ACTIVATIONS[config["activation_function"]])
 
 
 def _require_openvino(option: str) -> None:
@@ -339,6 +378,8 @@ class OnnxEncoder(SentenceEncoder):
             runtime = "openvino"  # IR: only OpenVINO reads it
         verify_export(folder, graph)
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.dense = [_read_dense(folder, path) for path in self.settings.dense]
+        """Each Dense module's (weight, bias, activation), applied after pooling as the source model does."""
         self.runtime = runtime
         """onnxruntime, or openvino (Intel's runtime, which reads the same graph, or its IR)."""
         if runtime == "openvino":
@@ -356,8 +397,9 @@ class OnnxEncoder(SentenceEncoder):
 
             options = ort.SessionOptions()
             options.intra_op_num_threads = cpu_threads()
-            self.session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
-            self._run = lambda inputs: self.session.run(None, inputs)[0]
+            session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
+            self.session = session
+            self._run = lambda inputs: session.run(None, inputs)[0]
         else:
             raise PolyembedError(f"runtime '{runtime}': choose onnxruntime or openvino")
         self.name = name or str(graph_path)
@@ -394,7 +436,11 @@ class OnnxEncoder(SentenceEncoder):
             )
             mask = batch["attention_mask"].astype(np.int64)
             hidden = self._run({"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": mask})
-            out[rows] = _pool(hidden, mask, self.settings.pooling)
+            pooled = _pool(hidden, mask, self.settings.pooling)
+            for weight, bias, activation in self.dense:
+                pooled = pooled @ weight.T + (bias if bias is not None else 0.0)
+                pooled = np.tanh(pooled) if activation == "tanh" else pooled
+            out[rows] = pooled
         return normalize_rows(out) if self.settings.normalize else out
 
 

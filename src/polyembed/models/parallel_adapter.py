@@ -34,9 +34,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 from polyembed.errors import PolyembedError
 from polyembed.models.polyembed_parallel_adapter import (
@@ -187,7 +191,7 @@ def _require_blocks(model: nn.Module) -> list[FeedForwardOutputWithParallelAdapt
     return blocks
 
 
-def save_with_parallel_adapters(model: nn.Module, target: str | Path) -> None:
+def save_with_parallel_adapters(model: SentenceTransformer, target: str | Path) -> None:
     """Save a SentenceTransformer with parallel adapters as its plain encoder (the blocks unwrapped, so any
     sentence-transformers user loads it) plus the adapter files beside it (`load_parallel_adapters`)."""
     with adapters_unwrapped(model):

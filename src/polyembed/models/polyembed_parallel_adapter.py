@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from sentence_transformers.base.modules import Transformer
@@ -48,6 +48,8 @@ class ParallelAdapter(nn.Module):
 class FeedForwardOutputWithParallelAdapter(nn.Module):
     """Wraps a feed-forward output module (`dense`, `dropout`, `LayerNorm`, forward(hidden, input)) and adds the
     adapter beside it; inactive, it calls the wrapped module unchanged."""
+
+    base: Any  # the wrapped module, duck-typed: its dense, dropout and LayerNorm
 
     def __init__(self, base: nn.Module, adapter: ParallelAdapter) -> None:
         super().__init__()
@@ -82,7 +84,7 @@ def wrap_feed_forward_outputs(model: nn.Module, reduction_factor: float, scaling
     """Put a fresh adapter beside every feed-forward output of `model`; returns the adapters' parameter count."""
     count = 0
     for layer, name, output in list(feed_forward_outputs(model)):
-        dense = output.dense
+        dense = cast(nn.Linear, output.dense)
         adapter = ParallelAdapter(dense.out_features, reduction_factor, scaling).to(dense.weight.device,
                                                                                    dense.weight.dtype)
         setattr(layer, name, FeedForwardOutputWithParallelAdapter(output, adapter))
@@ -130,24 +132,28 @@ class ParallelAdapterTransformer(Transformer):
     """A sentence-transformers `Transformer` with the CLA adapters saved in its folder, active: a modular
     bundle's language encoder in cross-lingual mode. Saves as the plain encoder plus the adapter files."""
 
-    @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", **kwargs: Any) -> ParallelAdapterTransformer:
+    parallel_adapter_config: dict[str, float]
+
+    @classmethod  # its keyword arguments pass through to Transformer.load, which names them one by one
+    def load(  # type: ignore[override]
+        cls, model_name_or_path: str, subfolder: str = "", **kwargs: Any
+    ) -> ParallelAdapterTransformer:
         from safetensors.torch import load_file
         from sentence_transformers.util import load_file_path
 
         module = super().load(model_name_or_path, subfolder=subfolder, **kwargs)
         hub = {key: kwargs[key] for key in ("token", "cache_folder", "revision", "local_files_only") if key in kwargs}
-        paths = [load_file_path(model_name_or_path, name, subfolder=subfolder, **hub)
-                 for name in (CONFIG_FILE, WEIGHTS_FILE)]
-        if not all(paths):
+        config_path, weights_path = (load_file_path(model_name_or_path, name, subfolder=subfolder, **hub)
+                                     for name in (CONFIG_FILE, WEIGHTS_FILE))
+        if not config_path or not weights_path:
             raise FileNotFoundError(f"{model_name_or_path}/{subfolder}: {CONFIG_FILE} or {WEIGHTS_FILE} is missing")
-        config = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
+        config = json.loads(Path(config_path).read_text(encoding="utf-8"))
         module.parallel_adapter_config = {key: float(config[key]) for key in ("reduction_factor", "scaling")}
         wrap_feed_forward_outputs(module.model, **module.parallel_adapter_config)
         if len(adapter_blocks(module.model)) != int(config["layers"]):
-            raise ValueError(f"{paths[0]}: saved for {config['layers']} layers, the encoder has "
+            raise ValueError(f"{config_path}: saved for {config['layers']} layers, the encoder has "
                              f"{len(adapter_blocks(module.model))}")
-        load_adapter_state(module.model, load_file(paths[1]))
+        load_adapter_state(module.model, load_file(weights_path))
         return module
 
     def save(self, output_path: str, *args: Any, **kwargs: Any) -> None:

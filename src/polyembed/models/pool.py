@@ -17,7 +17,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from polyembed.device import CPU
 from polyembed.errors import PolyembedError, argument
@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 _WORKER_LOOPS = ("_multi_process_worker", "_encode_multi_process_worker")
 """sentence-transformers' worker loop, by its name in 6.x and in 5.x (same arguments)."""
+
+Pool = dict[Literal["input", "output", "processes"], Any]
+"""sentence-transformers' process pool: the input and output queues and the processes."""
 
 
 def _autocast_dtype(kind: str) -> str | None:
@@ -57,7 +60,7 @@ def _work(device: str, model: Any, inputs: Any, outputs: Any, dtype: str | None,
         loop(device, model, inputs, outputs)
 
 
-def start_pool(model: Any, devices: Sequence[str], dtype: str | None = None) -> dict[str, Any]:
+def start_pool(model: Any, devices: Sequence[str], dtype: str | None = None) -> Pool:
     """sentence-transformers' pool over `devices` for `model`, each process under `dtype` autocast (None: float32).
     Like its `start_multi_process_pool`, it leaves `model` on the CPU, its weights in shared memory."""
     import torch
@@ -78,7 +81,7 @@ def start_pool(model: Any, devices: Sequence[str], dtype: str | None = None) -> 
     return {"input": inputs, "output": outputs, "processes": processes}
 
 
-def _stop(pool: dict[str, Any]) -> None:
+def _stop(pool: Pool) -> None:
     from sentence_transformers import SentenceTransformer
 
     SentenceTransformer.stop_multi_process_pool(pool)
@@ -91,11 +94,11 @@ class DevicePool:
     def __init__(self, devices: Sequence[str]) -> None:
         self.devices = list(devices)
         self.kind = self.devices[0].partition(":")[0]
-        self._pool: dict[str, Any] | None = None
+        self._pool: Pool | None = None
         self._dtype: str | None = None
         self._stop: weakref.finalize | None = None
 
-    def processes(self, model: Any) -> dict[str, Any]:
+    def processes(self, model: Any) -> Pool:
         """The running pool for `model`, under the autocast the caller is in."""
         dtype = _autocast_dtype(self.kind)
         if self._pool is not None and dtype == self._dtype and all(p.is_alive() for p in self._pool["processes"]):

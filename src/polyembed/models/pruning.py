@@ -145,7 +145,7 @@ def _prune_tokenizer_spec(spec: dict[str, Any], kept: list[int]) -> tuple[dict[s
     return spec, remap
 
 
-def _model_vocab_ids(spec: dict[str, Any]) -> tuple[list[int], str | None]:
+def _model_vocab_ids(spec: dict[str, Any]) -> tuple[list[int], int | None]:
     """(ids of the model vocabulary, the lowest-scoring Unigram piece's id or None)."""
     model = spec["model"]
     if model.get("type") == "Unigram":

@@ -6,10 +6,11 @@ this (under-aligned words of low-resource languages); AER shows whether a model'
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from polyembed.alignment import EmbeddingAligner, SentencePair, alignment_error_rate
 from polyembed.alignment.pharaoh import GoldAlignment
-from polyembed.alignment.similarity import METHODS
+from polyembed.alignment.similarity import METHODS, Method
 from polyembed.data.readers.alignment import read_alignment_gold
 from polyembed.errors import PolyembedError
 from polyembed.eval.base import EmbeddingProvider, Score, Task, TaskMetadata, register_task
@@ -43,7 +44,7 @@ class WordAlignmentTask(Task):
             raise PolyembedError(f"task word-alignment: method '{method}' (choose from {', '.join(METHODS)})")
         if max_pairs is not None and max_pairs < 1:
             raise PolyembedError(f"task word-alignment: max_pairs {max_pairs} must be at least 1")
-        self.method, self.layer, self.max_pairs = method, layer, max_pairs
+        self.method, self.layer, self.max_pairs = cast(Method, method), layer, max_pairs  # checked above
 
     def evaluate(self, context: EmbeddingProvider) -> list[Score]:
         folder = self.folder(context)

@@ -64,8 +64,8 @@ def bootstrap_difference(
     """Differences (joined - expected) on `samples` resamples drawn with replacement within each track."""
     rng = np.random.default_rng(seed)
     sims_all, gold_all, per_track = [], [], []
-    for sims, scores in zip(similarities, gold, strict=True):
-        sims, scores = np.asarray(sims, dtype=np.float64), np.asarray(scores, dtype=np.float64)
+    for track_sims, track_gold in zip(similarities, gold, strict=True):
+        sims, scores = np.asarray(track_sims, dtype=np.float64), np.asarray(track_gold, dtype=np.float64)
         picks = rng.integers(0, len(scores), size=(samples, len(scores)))
         sims_all.append(sims[picks])
         gold_all.append(scores[picks])

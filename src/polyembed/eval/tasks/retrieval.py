@@ -266,7 +266,7 @@ class ParallelRetrieval(PivotRetrievalTask):
         if (directory is None) == (dataset is None):
             raise PolyembedError("parallel-retrieval needs exactly one of `directory` or `dataset`")
         self.directory = Path(directory).expanduser() if directory is not None else None
-        self.dataset = dataset
+        self.dataset_name = dataset  # not `dataset`: that is Task.dataset(), a method
         self.prefix = prefix
         self.reader_kwargs = dict(reader_kwargs or {})
         if self.directory is not None:
@@ -307,7 +307,7 @@ class ParallelRetrieval(PivotRetrievalTask):
 
     def required_datasets(self) -> tuple[str, ...]:
         """The named dataset, if any (checked before encoding); a `directory` needs no data root."""
-        return (str(self.dataset),) if self.dataset is not None else ()
+        return (str(self.dataset_name),) if self.dataset_name is not None else ()
 
     def _load_multiway(self, context: EmbeddingProvider) -> MultiwayText:
         if self._multiway is None:
@@ -315,12 +315,12 @@ class ParallelRetrieval(PivotRetrievalTask):
             if self.directory is not None:
                 text = read_line_aligned_directory(self.directory, self.prefix, wanted)
             else:
-                text = get_dataset(str(self.dataset)).load(
+                text = get_dataset(str(self.dataset_name)).load(
                     root=context.data_root, languages=wanted, **self.reader_kwargs
                 )
                 if not isinstance(text, MultiwayText):
                     raise PolyembedError(
-                        f"dataset '{self.dataset}' does not read as multi-way parallel text "
+                        f"dataset '{self.dataset_name}' does not read as multi-way parallel text "
                         f"(its reader returned {type(text).__name__})"
                     )
             self._multiway = text

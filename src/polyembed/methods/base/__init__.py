@@ -7,10 +7,14 @@ Everything else — run-folder checks, checkpoints, exact resume, the best check
 atomic model save, the CLI command and the API call — comes from here.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyembed.methods.base.config import BitextConfig, TrainConfig
 from polyembed.methods.base.registry import TrainingMethod, get_method, list_methods, register_method, train
+
+if TYPE_CHECKING:  # what `__getattr__` imports on first use, for type checkers
+    from polyembed.methods.base.run import RunFolder
+    from polyembed.methods.base.trainer import TrainingJob, TrainResult
 
 _LAZY = {"RunFolder": "polyembed.methods.base.run", "TrainingJob": "polyembed.methods.base.trainer",
          "TrainResult": "polyembed.methods.base.trainer"}

@@ -114,7 +114,7 @@ class LoraOptions:
 
     def required_packages(self) -> tuple[str, ...]:
         """LoRA comes from peft, through transformers' PEFT integration."""
-        others = getattr(super(), "required_packages", tuple)()  # the TrainConfig it is mixed into
+        others: tuple[str, ...] = getattr(super(), "required_packages", tuple)()  # the TrainConfig it is mixed into
         return (*others, "peft") if self.adapter == "lora" else others
 
 

@@ -170,13 +170,16 @@ def train(
     from polyembed.models.loading import check_model_reference
 
     spec = get_method(method) if isinstance(method, str) else method
+    chosen: TrainConfig
     if isinstance(config, TrainConfig):
         if not isinstance(config, spec.config_class):
             raise PolyembedError(f"method {spec.name} needs a {spec.config_class.__name__}")
+        chosen = config
         if options:
-            config, origin = build_config(spec.config_class, None, {**dataclasses.asdict(config), **options})
+            chosen, origin = build_config(spec.config_class, None, {**dataclasses.asdict(config), **options})
     else:
-        config, origin = build_config(spec.config_class, config, options)
+        chosen, origin = build_config(spec.config_class, config, options)
+    config = chosen
     origin = origin or ConfigOrigin()
     validate_config(config, origin)
     require(config.required_packages(), f"polyembed train {' '.join(spec.cli_path)}")

@@ -117,12 +117,15 @@ class LossHeadTrainer(SentenceTransformerTrainer):
     file (a subclass whose head is not an MLM head names its own)."""
 
     head_file = HEAD_FILE
+    loss: Any  # one loss module (not a dict of them), with its `head`
 
     def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
         from safetensors.torch import save_file
 
         super()._save(output_dir, state_dict)
-        folder = Path(output_dir or self.args.output_dir)
+        target = output_dir or self.args.output_dir
+        assert target is not None  # polyembed's training arguments always name the folder
+        folder = Path(target)
         save_file({k: v.contiguous() for k, v in self.loss.head.state_dict().items()}, str(folder / self.head_file))
 
     def _load_from_checkpoint(self, checkpoint_path: str, model: Any = None) -> None:
@@ -222,6 +225,8 @@ def fit(
         extra["router_mapping"] = job.router_mapping
     if job.learning_rate_mapping:
         extra["learning_rate_mapping"] = job.learning_rate_mapping
+    if config.report_to == "trackio":
+        extra["project"] = f"polyembed-{method}"
     args = SentenceTransformerTrainingArguments(
         output_dir=str(run.checkpoints),
         per_device_train_batch_size=config.batch_size,
@@ -245,7 +250,6 @@ def fit(
         bf16=bf16,
         prompts=job.prompts if job.prompts is not None else default_prompt(job.model),
         report_to="trackio" if config.report_to == "trackio" else "none",
-        **({"project": f"polyembed-{method}"} if config.report_to == "trackio" else {}),
         disable_tqdm=not show_progress,
         use_cpu=not torch.cuda.is_available(),
         **extra,

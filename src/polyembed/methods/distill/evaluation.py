@@ -46,7 +46,7 @@ class DistillationDevEvaluator(SentenceEvaluator):
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict:
         metrics: dict[str, float] = {}
-        squared = {"english": [], "translation": []}
+        squared: dict[str, list[np.ndarray]] = {"english": [], "translation": []}
         accuracies = []
         for language, (english, other) in self.pairs.items():
             targets = np.asarray(self.teacher.embed(english, show_progress_bar=False), dtype=np.float32)

@@ -35,13 +35,13 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from polyembed.methods.emmax.classifier import RankClassifier
+from polyembed.methods.emmax.classifier import GaussianRankClassifier, RankClassifier
 from polyembed.methods.emmax.mlm import JointMlm
 from polyembed.methods.emmax.ranks import (
     RankSimilarity,
@@ -62,6 +62,9 @@ def _embed(model: Any, features: dict[str, torch.Tensor]) -> torch.Tensor:
 class KeyBank(nn.Module):
     """MoCo's keys: a momentum copy of the encoder (None where keys come from the encoder itself, e.g. a frozen
     one) and a first-in-first-out queue of earlier keys with its write position."""
+
+    queue: torch.Tensor  # buffers (register_buffer)
+    queue_position: torch.Tensor
 
     def __init__(self, queue: torch.Tensor, key_encoder: Any = None) -> None:
         super().__init__()
@@ -162,16 +165,21 @@ class EmmaxWarmupLoss(nn.Module):
         keys, own_keys = self._keys(inputs, torch.cat([first, second]).detach(), update)
         losses: dict[str, torch.Tensor] = {}
         if trains_encoder:
-            losses["info_nce"] = (self.authors_info_nce(torch.cat([first, second]), keys)
-                                  if self.encoder_loss == "authors" else self.paper_info_nce(first, second))
+            if self.encoder_loss == "authors":
+                assert keys is not None  # __init__ refuses the authors' encoder loss without a KeyBank
+                losses["info_nce"] = self.authors_info_nce(torch.cat([first, second]), keys)
+            else:
+                losses["info_nce"] = self.paper_info_nce(first, second)
             if mlm is not None:
-                losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked])
+                losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked if label is not None])
         if self.stage != "encoder":
-            losses["rank_mle"] = (self.keyed_rank_likelihood(torch.cat([first, second]).detach(), keys, update)
-                                  if self.classifier_examples == "authors"
-                                  else self.rank_likelihood(first.detach(), second.detach(), update))
+            if self.classifier_examples == "authors":
+                assert keys is not None  # __init__ refuses the authors' classifier examples without a KeyBank
+                losses["rank_mle"] = self.keyed_rank_likelihood(torch.cat([first, second]).detach(), keys, update)
+            else:
+                losses["rank_mle"] = self.rank_likelihood(first.detach(), second.detach(), update)
         if update and own_keys is not None:
-            self.head["key_bank"].enqueue(own_keys)
+            cast(KeyBank, self.head["key_bank"]).enqueue(own_keys)
         return losses
 
     def _keys(self, inputs: list[dict[str, torch.Tensor]], anchors: torch.Tensor,
@@ -260,7 +268,8 @@ class EmmaxWarmupLoss(nn.Module):
         """The classifier's rank priors for mixup_rule 'prior' (None for the other rules)."""
         if self.mixup_rule != "prior":
             return None
-        return self.classifier.prior().detach()
+        # only the GMM has rank priors: training refuses mixup_rule 'prior' with another classifier
+        return cast(GaussianRankClassifier, self.classifier).prior().detach()
 
     def keyed_rank_likelihood(self, anchors: torch.Tensor, keys: torch.Tensor, update: bool = False
                               ) -> torch.Tensor:
@@ -276,6 +285,8 @@ class EmmaxState(KeyBank):
     """Everything phase 2 keeps besides the encoder, saved in every checkpoint so a resumed run continues
     exactly: the classifier, the momentum key encoder, the queue and its write position, the rank
     similarities s_r, the rank counts since the last dev evaluation and the joint MLM's head (if any)."""
+
+    rank_counts: torch.Tensor  # a buffer (register_buffer)
 
     def __init__(self, classifier: RankClassifier, key_encoder: Any, queue: torch.Tensor,
                  mlm: JointMlm | None = None) -> None:
@@ -376,7 +387,7 @@ class EmmaxEmLoss(nn.Module):
             losses["rank_mle"] = rank_nll(self.classifier.log_posterior(differences), step.classifier_targets,
                                           self.label_smoothing)
         if mlm is not None:
-            losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked])
+            losses["mlm"] = mlm.loss(self.model, outputs, [label for _, label in masked if label is not None])
         if training:
             self._after_step(similarities.detach(), step.predicted, step.fixed, own_keys)
         return losses

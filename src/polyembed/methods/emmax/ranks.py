@@ -80,6 +80,9 @@ class RankSimilarity(nn.Module):
     average is bias-corrected as Adam's moments are: divided by 1 - eps^t, t the rank's number of updates.
     The weights on the batches are the authors'; only the pull towards the zero start is gone."""
 
+    average: torch.Tensor  # buffers (register_buffer)
+    updates: torch.Tensor
+
     def __init__(self, ranks: int) -> None:
         super().__init__()
         self.register_buffer("average", torch.zeros(ranks))

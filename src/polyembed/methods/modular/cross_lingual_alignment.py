@@ -21,7 +21,6 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -225,7 +224,7 @@ class CycleBatchSampler(MultiDatasetDefaultBatchSampler):
     def __iter__(self) -> Iterator[list[int]]:
         if self.generator is not None and self.seed is not None:
             self.generator.manual_seed(self.seed + self.epoch)
-        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         batches = [iter(sampler) for sampler in self.batch_samplers]
         for _ in range(len(self) // sum(self.counts)):
             for index, count in enumerate(self.counts):
@@ -248,6 +247,7 @@ class ParallelAdapterTrainer(SentenceTransformerTrainer):
         from polyembed.models.parallel_adapter import save_with_parallel_adapters
 
         output_dir = output_dir or self.args.output_dir
+        assert output_dir is not None  # polyembed's training arguments always name the folder
         os.makedirs(output_dir, exist_ok=True)
         save_with_parallel_adapters(self.model, output_dir)
         torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
@@ -293,8 +293,8 @@ def build_job(
     sts_english = (data.dev_sts[0].sentences1, data.dev_sts[1].sentences2) if data.dev_sts else None
     evaluator = PivotAlignmentEvaluator(
         data.dev[0], pivot.embed(data.dev[1], show_progress_bar=False), config.batch_size, sts_pairs=data.dev_sts,
-        sts_pivot_embeddings=tuple(pivot.embed(s, show_progress_bar=False) for s in sts_english) if sts_english
-        else None,
+        sts_pivot_embeddings=(pivot.embed(sts_english[0], show_progress_bar=False),
+                              pivot.embed(sts_english[1], show_progress_bar=False)) if sts_english else None,
     )
     before = evaluator(model)
     total = sum(p.numel() for p in model.parameters())

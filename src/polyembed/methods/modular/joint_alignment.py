@@ -143,6 +143,7 @@ class JointAlignmentTrainer(SentenceTransformerTrainer):
         from polyembed.models.parallel_adapter import parallel_adapter_blocks, save_parallel_adapters
 
         output_dir = output_dir or self.args.output_dir
+        assert output_dir is not None  # polyembed's training arguments always name the folder
         os.makedirs(output_dir, exist_ok=True)
         for code, encoder in self.language_encoders.items():
             if parallel_adapter_blocks(encoder):

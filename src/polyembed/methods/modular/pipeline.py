@@ -173,7 +173,7 @@ def vocabulary_text(config: ModularPipelineConfig, language: str, languages: lis
     from polyembed.methods.modular.language_adaptation import prepare_text
     from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
 
-    common = {"seed": config.seed, "data_root": config.data_root}
+    common: dict[str, Any] = {"seed": config.seed, "data_root": config.data_root}
     paraphrases = prepare_paraphrases(SentenceEncodingConfig(language=language, **common))
     text = [*paraphrases.train[0], *paraphrases.train[1], *paraphrases.dev[0], *paraphrases.dev[1]]
     if language != PIVOT:
@@ -245,8 +245,8 @@ def _check_inputs(config: ModularPipelineConfig, languages: list[str]) -> None:
     from polyembed.methods.modular.language_adaptation import prepare_text
     from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
 
-    common = {"seed": config.seed, "data_root": config.data_root}
-    pairs = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
+    common: dict[str, Any] = {"seed": config.seed, "data_root": config.data_root}
+    pairs: dict[str, Any] = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
     prepare_paraphrases(SentenceEncodingConfig(language=PIVOT, **common, **pairs))
     for language in languages:
         try:
@@ -286,7 +286,7 @@ def run_pipeline(config: ModularPipelineConfig, show_progress: bool = True) -> d
     shared = {"batch_size": config.batch_size, "max_seq_length": config.max_seq_length,
               "precision": config.precision, "seed": config.seed, "data_root": config.data_root,
               "keep_checkpoints": config.keep_checkpoints}
-    pairs = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
+    pairs: dict[str, Any] = {"max_pairs": config.max_pairs, "dev_pairs": config.dev_pairs}
     stages: dict[str, dict[str, Any]] = {}
     encoders: dict[str, str] = {}
     for language in [PIVOT, *languages]:

@@ -50,8 +50,8 @@ class MultilingualPairs:
 
 def prepare_pairs(config: SingleModelConfig, origin: ConfigOrigin | None = None) -> MultilingualPairs:
     """Each language's pairs through the modular stage that owns them (errors name the language)."""
-    from polyembed.methods.modular.cross_lingual_alignment import prepare_alignment
-    from polyembed.methods.modular.sentence_encoding import prepare_paraphrases
+    from polyembed.methods.modular.cross_lingual_alignment import AlignmentData, prepare_alignment
+    from polyembed.methods.modular.sentence_encoding import ParaphraseData, prepare_paraphrases
 
     origin = origin or ConfigOrigin()
     languages = [check_language(code, origin.where("languages", i)) for i, code in enumerate(config.languages)]
@@ -59,11 +59,12 @@ def prepare_pairs(config: SingleModelConfig, origin: ConfigOrigin | None = None)
         languages = [code for code in languages if code != PIVOT]
     if not languages:
         raise origin.error("languages", "no language to train on (cross-lingual pairs need a language besides en)")
-    common = {"seed": config.seed, "data_root": config.data_root, "max_pairs": config.max_pairs,
-              "dev_pairs": config.dev_pairs}
+    common: dict[str, Any] = {"seed": config.seed, "data_root": config.data_root, "max_pairs": config.max_pairs,
+                              "dev_pairs": config.dev_pairs}
     train: dict[str, tuple[list[str], list[str]]] = {}
     dev: tuple[list[str], list[str]] = ([], [])
     sources: dict[str, Any] = {}
+    data: ParaphraseData | AlignmentData
     for language in dict.fromkeys(languages):
         try:
             if config.pairs == "monolingual":

@@ -23,11 +23,12 @@ import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from polyembed.alignment import EmbeddingAligner, SentencePair, eflomal_align
+from polyembed.alignment.similarity import Method
 from polyembed.models.cache import cache_dir
 
 WORD = re.compile(r"\w+|[^\w\s]")
@@ -105,7 +106,8 @@ def _align_with(aligner: str, english: Sequence[str], other: Sequence[str], mode
         if aligner == "eflomal":
             found = eflomal_align(sentences)
         else:
-            found = EmbeddingAligner(model, layer=layer, method=aligner).align(sentences, show_progress=show_progress)
+            found = EmbeddingAligner(model, layer=layer, method=cast(Method, aligner)).align(  # it checks the name
+                sentences, show_progress=show_progress)
         new = {pair: alignment.scores for pair, alignment in zip(missing, found, strict=True)}
         store.put(new)
         known.update(new)

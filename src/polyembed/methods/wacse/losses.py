@@ -23,7 +23,7 @@ ablation; see `polyembed.models.language_embedding`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import torch
 from torch import nn
@@ -130,7 +130,8 @@ class WordAlignedTranslationLoss(nn.Module):
                                                            links.flip(-1))) / 2
         self.last_parts = {name: float(value.detach()) for name, value in parts.items()}
         weights = {"tr": self.tr_weight, "awp": self.awp_weight, "wtr": self.wtr_weight}
-        return sum(weights[name] * value for name, value in parts.items())
+        # a tensor: training refuses a loss whose every chosen objective has weight 0
+        return cast(torch.Tensor, sum(weights[name] * value for name, value in parts.items()))
 
     def masked_copies(self, masked_side: dict[str, torch.Tensor], masked_spans: torch.Tensor,
                       other_side: dict[str, torch.Tensor], other_spans: torch.Tensor,

@@ -116,9 +116,9 @@ def build_job(config: WacseConfig, bitext: WacseBitext, run: RunFolder, show_pro
         label = link_label(word_token_spans(tokenizer, english_text, prompt, size),
                            word_token_spans(tokenizer, other_text, prompt, size), row_links,
                            config.alignment_threshold, config.max_links, size)
-        languages = np.zeros((1, size, 2), dtype=label.dtype)
-        languages[0, 0] = (type_ids.get("en", 0), other_type)
-        labels.append(np.concatenate([label, languages]).tolist())
+        type_row = np.zeros((1, size, 2), dtype=label.dtype)
+        type_row[0, 0] = (type_ids.get("en", 0), other_type)
+        labels.append(np.concatenate([label, type_row]).tolist())
     kept = sum(sum(1 for link in label[2] if link[0] >= 0) for label in labels)
     if needs_links and kept == 0:
         raise PolyembedError(f"no word links at threshold {config.alignment_threshold}: lower alignment_threshold")

@@ -85,7 +85,7 @@ class TransferReport:
         return "\n".join(lines)
 
 
-def corpus_texts(corpus: Iterable[str] | str, what: str = "corpus") -> list[str]:
+def corpus_texts(corpus: Iterable[str] | str | None, what: str = "corpus") -> list[str]:
     """The corpus as a list of non-blank strings; a non-string item or an empty corpus is an error."""
     if corpus is None:
         raise VocabularyTransferError(f"the {what} is missing (None): a new vocabulary needs target-language text")

@@ -155,6 +155,9 @@ def train_tokenizer(
     unk = str(unk)
     source = Tokenizer.from_str(json.dumps(spec))
     same_family = kind == source_kind(source_tokenizer) and _family(spec) in {"WordPiece", "Unigram"}
+    trainer: trainers.Trainer
+    default_pre: pre_tokenizers.PreTokenizer
+    default_decoder: decoders.Decoder
     if kind == "wordpiece":
         prefix = (spec["model"].get("continuing_subword_prefix") if same_family else None) or "##"
         tokenizer = Tokenizer(models.WordPiece(unk_token=unk, continuing_subword_prefix=prefix))

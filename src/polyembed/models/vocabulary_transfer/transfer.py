@@ -91,7 +91,8 @@ def swap_vocabulary(model: Any, tokenizer: Any, embeddings: torch.Tensor) -> Any
             setattr(config, attr, new_id(value))
     embeddings_module = getattr(swapped_hf, "embeddings", None)
     old_padding = getattr(embeddings_module, "padding_idx", None)
-    if isinstance(old_padding, int) and old_config_ids.get("pad_token_id") == old_padding:
+    if (embeddings_module is not None and isinstance(old_padding, int)
+            and old_config_ids.get("pad_token_id") == old_padding):
         embeddings_module.padding_idx = config.pad_token_id
     with contextlib.suppress(AttributeError):
         swapped[0]._prompt_length_mapping = {}

@@ -1,0 +1,1 @@
+"""EMMA-X in miniature at the authors' defaults (`python -m benchmarks.emmax.run`)."""

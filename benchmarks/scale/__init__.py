@@ -1,0 +1,1 @@
+"""The scale-out parts: export, mining, BUCC and streaming (`python -m benchmarks.scale.run`)."""

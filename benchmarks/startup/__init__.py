@@ -1,0 +1,1 @@
+"""How long the command line takes to answer `--help` (`python -m benchmarks.startup.run`)."""
