@@ -179,6 +179,40 @@ def _curve(family: dict[str, Any], methods: dict[str, list[dict[str, Any]]], dev
     return [*lines, ""]
 
 
+def _forgetting(family: dict[str, Any]) -> list[str]:
+    """What the runs scored on every Tatoeba and TICO-19 language cost or gained against the base model: per run
+    the languages scored and those that lose more than a point, then the rows that move by a point or more."""
+    base = family["runs"].get(BASE, {}).get("forgetting")
+    runs = {key: entry["forgetting"] for key, entry in family["runs"].items()
+            if key != BASE and "forgetting" in entry}
+    if not base or not runs:
+        return []
+    keys = [k for k in base if k.split("/", 1)[1] != "avg"]
+    lines = ["Forgetting on every language: each LASER Tatoeba language and each TICO-19 language (1,000 evenly "
+             "spaced rows), retrieval accuracy against the base model (`run ... forgetting --runs KEY`):", "",
+             "| run | languages scored | of which >= 500 rows | losing more than 1 point (>= 500 rows) | "
+             "largest loss | largest gain |", "|---|---|---|---|---|---|"]
+    moved: set[str] = set()
+    for key, scores in runs.items():
+        changes = {k: scores[k]["value"] - base[k]["value"] for k in keys if k in scores}
+        large = [k for k in changes if (base[k].get("n") or 0) >= 500]
+        losing = sorted((k for k in large if changes[k] < -1), key=lambda k: changes[k])
+        worst = min(changes, key=lambda k: changes[k])
+        best = max(changes, key=lambda k: changes[k])
+        moved |= {k for k, change in changes.items() if abs(change) >= 1}
+        lines.append(f"| {key} | {len(changes)} | {len(large)} | "
+                     + (", ".join(f"{k} {changes[k]:+.1f}" for k in losing) or "none")
+                     + f" | {worst} {changes[worst]:+.1f} | {best} {changes[best]:+.1f} |")
+    lines += ["", "Rows that move by a point or more in any of these runs (base score with its 95 % interval):", "",
+              "| subset | rows | " + BASE + " | " + " | ".join(runs) + " |", "|---|---|---|" + "---|" * len(runs)]
+    for k in sorted(moved, key=lambda k: min(runs[r][k]["value"] - base[k]["value"] for r in runs if k in runs[r])):
+        width = score_half_width("accuracy", base[k]["value"], base[k].get("n"))
+        cells = [f"{runs[r][k]['value'] - base[k]['value']:+.1f}" if k in runs[r] else "-" for r in runs]
+        lines.append(f"| {k} | {base[k].get('n')} | {base[k]['value']:.1f}"
+                     + (f" ±{width:.1f}" if width is not None else "") + " | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
@@ -232,6 +266,7 @@ def section(payload: dict[str, Any]) -> list[str]:
             *_table(methods, "elsewhere", elsewhere_keys, interval=True, mean_row=False),
             "",
             *_curve(family, methods, dev_keys, test_keys),
+            *_forgetting(family),
             "Budgets as they came out:",
             "",
             *_budgets(methods),

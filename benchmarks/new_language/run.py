@@ -5,6 +5,7 @@ same bitext and the same minutes of this machine, scored on the same held-out da
   python -m benchmarks.new_language.run run --family african --seeds 0 1 --minutes 8
   python -m benchmarks.new_language.run run --family african --seeds 0 --methods tr distill
   python -m benchmarks.new_language.run run --family african --seeds 0 --minutes 2 --curve --methods tr  # curve
+  python -m benchmarks.new_language.run forgetting --family african --runs distill+tr/seed-0  # every language
   python -m benchmarks.new_language.render                                     # the docs section from the JSON
 
 A method's budget is wall-clock minutes, turned into its own number of optimizer steps: `calibrate` trains each
@@ -137,6 +138,12 @@ def method_options(method: str, family: Family, steps: int, seed: int) -> dict[s
             "keep_checkpoints": False, "seed": seed, "student": BASE}
 
 
+FORGETTING: list[tuple[str, dict[str, Any]]] = [
+    ("tatoeba", {}),
+    ("tico19-retrieval", {"max_rows": 1000}),
+]
+"""Every LASER Tatoeba language and every TICO-19 language (1,000 evenly spaced rows each): what a recipe may cost
+the languages it never trains, scored for the base model and the runs named (`forgetting`), not for every run."""
 PARTS = ("dev", "test", "elsewhere")
 CURVE_PARTS = ("dev", "test")
 """A budget curve's extra points are scored on dev and test only: the curve asks how the trained languages grow
@@ -196,7 +203,7 @@ def score(entry: dict[str, Any], model: str, family: Family, save: Any, parts: t
     encoder = load_model(model)
     for part in missing:
         started = time.perf_counter()
-        entry[part] = _scores(encoder, getattr(family, part))
+        entry[part] = _scores(encoder, FORGETTING if part == "forgetting" else getattr(family, part))
         entry.setdefault("eval_seconds", {})[part] = round(time.perf_counter() - started, 1)
         save()
 
@@ -225,6 +232,7 @@ def run(family_name: str, seeds: list[int], minutes: float, methods: list[str], 
             folder = OUT / family_name / f"seed-{seed}" / f"{method}-{steps}"
             trained = _train(method, family, steps, seed, folder)
             entry.update({"method": method, "seed": seed, "minutes": minutes, "steps": steps, "curve": curve,
+                          "model_dir": str(trained["model_dir"]),
                           "wall_seconds": trained["wall_seconds"], "train_seconds": trained["train_seconds"],
                           "peak_memory_mb": trained["peak_memory_mb"], "machine": machine(),
                           "options": method_options(method, family, steps, seed)})
@@ -232,6 +240,25 @@ def run(family_name: str, seeds: list[int], minutes: float, methods: list[str], 
             score(entry, trained["model_dir"], family, lambda: write_json(RESULTS, results),
                   CURVE_PARTS if curve else PARTS)
             logger.info("%s seed %d: %d steps in %.0f s", method, seed, steps, trained["wall_seconds"])
+    render()
+
+
+def forgetting(family_name: str, keys: list[str]) -> None:
+    """Score the base model and the named runs (`method/seed-N`, already trained) on every Tatoeba and TICO-19
+    language (FORGETTING)."""
+    results = _load()
+    family = FAMILIES[family_name]
+    runs = results.get("families", {}).get(family_name, {}).get("runs", {})
+    unknown = [key for key in keys if key not in runs or "steps" not in runs[key]]
+    if unknown:
+        raise SystemExit(f"no trained run {', '.join(unknown)} in the {family_name} family: run `run` first")
+    runs[BASE]["model_dir"] = BASE
+    for key in [BASE, *keys]:
+        entry = runs[key]
+        model = entry.get("model_dir") or str(OUT / family_name / f"seed-{entry['seed']}" /
+                                               f"{entry['method']}-{entry['steps']}" / "model")
+        score(entry, model, family, lambda: write_json(RESULTS, results), ("forgetting",))
+        logger.info("%s: forgetting scored", key)
     render()
 
 
@@ -247,10 +274,15 @@ def main() -> None:
     train.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=["tr", "distill", "tr+wtr"])
     train.add_argument("--curve", action="store_true",
                        help="extra points of the budget curve: kept apart from the main runs, dev and test only")
+    forget = commands.add_parser("forgetting", help="every Tatoeba and TICO-19 language: the base and named runs")
+    forget.add_argument("--family", choices=sorted(FAMILIES), default="african")
+    forget.add_argument("--runs", nargs="+", required=True, help="trained runs, e.g. distill+tr/seed-0")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.command == "calibrate":
         calibrate(args.family, args.methods)
+    elif args.command == "forgetting":
+        forgetting(args.family, args.runs)
     else:
         run(args.family, args.seeds, args.minutes, args.methods, args.curve)
 
