@@ -30,7 +30,7 @@ test-slow: setup
 
 test-st-backends: setup .st-backends-venv/bin/python
 	POLYEMBED_ST_BACKENDS_PYTHON=$(CURDIR)/.st-backends-venv/bin/python .venv/bin/python -m pytest -q \
-		tests/models/test_onnx_export.py -k plain_sentence_transformers
+		tests/models/test_onnx_export.py tests/models/test_static_int8.py -k plain_sentence_transformers
 
 # ruff, then mypy over src/polyembed ([tool.mypy] in pyproject.toml)
 lint: setup

@@ -15,7 +15,8 @@ RENDERERS = ("benchmarks.eval_suites.render", "benchmarks.alignment.render", "be
              "benchmarks.emmax.render", "benchmarks.modular.render", "benchmarks.modular.render_cla",
              "benchmarks.modular.render_la", "benchmarks.precision.render", "benchmarks.scale.render",
              "benchmarks.vocabulary_transfer.render", "benchmarks.wacse.render", "benchmarks.wacse.render_profile",
-             "benchmarks.language_id.render", "benchmarks.serve.render", "benchmarks.new_language.render")
+             "benchmarks.language_id.render", "benchmarks.serve.render", "benchmarks.new_language.render",
+             "benchmarks.training_throughput.render")
 """The modules whose `render()` rewrites docs sections from stored JSON (where the page shows them is
 benchmarks/common/page.py's business, not this order's)."""
 

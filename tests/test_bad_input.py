@@ -27,6 +27,10 @@ from tests.conftest import HashingEncoder
 BITEXT = "".join(f"sentence number {i}\tSatz Nummer {i}\n" for i in range(30))
 DISTILL = ["train", "distill", "--config", "{tmp}/base.yaml"]
 
+MINE_GOOD = ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv", "--source-embeddings", "{tmp}/good.npy",
+             "--target-embeddings", "{tmp}/good.npy"]
+"""A mine command whose inputs are fine (two lines, 4-dimensional rows): the rows below add the bad option."""
+
 CASES: list[tuple[str, list[str], str]] = [
     # ---- eval
     ("eval-out-is-a-file", ["eval", "--tasks", "sts17", "--out", "{tmp}/afile"], "exists and is a file"),
@@ -344,6 +348,32 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mine-embeddings-other-text", ["mine", "{tmp}/one-line.txt", "{tmp}/one-line.txt", "-o", "{tmp}/p.tsv",
                                     "--source-embeddings", "{tmp}/shards-ok", "--target-embeddings",
                                     "{tmp}/one.npy"], "shards-ok: encoded from other text than"),
+    # ---- mine at scale: the index, its search parameters, the search shards, the work folder
+    ("mine-index-unknown", [*MINE_GOOD, "--index", "nonsense"],
+     "--index nonsense: not one of auto, flat, ivf, ivf-sq8, pq, hnsw nor a faiss factory string"),
+    ("mine-index-too-many-cells", [*MINE_GOOD, "--index", "IVF999,Flat"],
+     "--index IVF999,Flat: IVF999,Flat has 999 cells, more than the 2 sentences"),
+    ("mine-index-pq-of-another-dimension", [*MINE_GOOD, "--index", "PQ3"],
+     "--index PQ3: not one of auto, flat, ivf, ivf-sq8, pq, hnsw nor a faiss factory string faiss can build for "
+     "4-dimensional rows"),
+    ("mine-search-parameters-unknown", [*MINE_GOOD, "--index", "ivf", "--search-parameters", "efSearch=4"],
+     "--search-parameters efSearch=4: ParameterSpace::set_index_parameter:could not set parameter efSearch"),
+    ("mine-search-parameters-not-a-number", [*MINE_GOOD, "--index", "ivf", "--search-parameters", "nprobe=many"],
+     "--search-parameters nprobe=many: could not interpret parameters nprobe=many"),
+    ("mine-search-parameters-on-flat", [*MINE_GOOD, "--index", "flat", "--search-parameters", "nprobe=8"],
+     "--search-parameters nprobe=8: the exact flat index has no search parameters"),
+    ("mine-search-parameters-without-value", [*MINE_GOOD, "--search-parameters"],
+     "Option '--search-parameters' requires an argument"),
+    ("mine-shard-size-0", [*MINE_GOOD, "--shard-size", "0"], "'--shard-size': Input should be greater than or "
+                                                             "equal to 1"),
+    ("mine-shard-size-text", [*MINE_GOOD, "--shard-size", "many"], "'--shard-size': Input should be a valid integer"),
+    ("mine-embeddings-of-another-dimension", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/p.tsv",
+                                              "--source-embeddings", "{tmp}/shards-ok", "--target-embeddings",
+                                              "{tmp}/good.npy"],
+     "{tmp}/good.npy: 4-dimensional rows where {tmp}/shards-ok has 8-dimensional ones"),
+    ("mine-work-folder-is-a-file", ["mine", "{tmp}/good.txt", "{tmp}/good.txt", "-o", "{tmp}/blocked.tsv",
+                                    "--source-embeddings", "{tmp}/good.npy", "--target-embeddings", "{tmp}/good.npy"],
+     "--output's work folder {tmp}/blocked.tsv.work: exists and is a file"),
     # ---- train modular (stages)
     ("modular-la-no-language", ["train", "modular", "la", "--datasets", "", "--text-files", "{tmp}/good.txt"],
      "no language given"),
@@ -510,6 +540,25 @@ CASES: list[tuple[str, list[str], str]] = [
     ("export-openvino-takes-no-value", ["export", "-o", "{tmp}/x", "--openvino", "yes"], "unexpected extra argument"),
     ("export-openvino-model-is-an-export", ["export", "-m", "{tmp}/onnx-export/onnx/model.onnx", "-o", "{tmp}/x",
                                             "--openvino"], "onnx/model.onnx: already an ONNX export"),
+    ("export-calibration-file-without-static-int8", ["export", "-o", "{tmp}/x", "--calibration-file",
+                                                     "{tmp}/good.txt"],
+     "--calibration-file {tmp}/good.txt: calibrates the static int8 graphs; add --static-int8"),
+    ("export-calibration-size-without-static-int8", ["export", "-o", "{tmp}/x", "--calibration-size", "10"],
+     "--calibration-size 10: sizes the static int8 graphs' calibration; add --static-int8"),
+    ("export-calibration-size-zero", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-size", "0"],
+     "--calibration-size"),
+    ("export-calibration-size-text", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-size", "many"],
+     "--calibration-size"),
+    ("export-calibration-file-missing", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-file",
+                                         "{tmp}/nowhere.txt"], "{tmp}/nowhere.txt: file not found"),
+    ("export-calibration-file-is-a-folder", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-file",
+                                             "{tmp}/afolder"], "{tmp}/afolder: is a folder"),
+    ("export-calibration-file-empty", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-file",
+                                       "{tmp}/empty.txt"], "{tmp}/empty.txt: no sentences to calibrate on"),
+    ("export-calibration-file-blank-line", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-file",
+                                            "{tmp}/blank-line.txt"], "{tmp}/blank-line.txt:2: empty line"),
+    ("export-calibration-file-not-utf8", ["export", "-o", "{tmp}/x", "--static-int8", "--calibration-file",
+                                          "{tmp}/latin1.txt"], "{tmp}/latin1.txt:2: not valid UTF-8"),
     # ---- push (no network: every row is refused before the Hub is reached)
     ("push-repo-id-three-parts", ["push", "{tmp}/notokenizer", "me/a/b", "--dry-run"],
      "repository id 'me/a/b' is not valid"),
@@ -577,6 +626,7 @@ CASES: list[tuple[str, list[str], str]] = [
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable_dir: Path) -> dict[str, str]:
     """The files the table refers to; the working folder is `tmp_path` so default outputs land there."""
     (tmp_path / "afile").write_text("I am a file\n")
+    (tmp_path / "blocked.tsv.work").write_text("a file where mine's work folder would go\n")
     (tmp_path / "afolder").mkdir()
     (tmp_path / "afolder" / "thesis.txt").write_text("not a model, not a run\n")
     (tmp_path / "emptyroot").mkdir()

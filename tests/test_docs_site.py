@@ -59,3 +59,15 @@ def test_every_readme_link_resolves(site: Path) -> None:
             if f'id="{anchor}"' not in html.read_text(encoding="utf-8"):
                 broken.append(f"{target}: no such anchor")
     assert not broken, broken
+
+
+def test_the_api_reference_lists_every_public_name() -> None:
+    """Every name of `polyembed.__all__` is documented in the API reference (a mkdocstrings block, or a heading for
+    a plain value such as the version), so a name added to the public API cannot go undocumented."""
+    import polyembed
+
+    reference = "\n".join(page.read_text(encoding="utf-8") for page in (ROOT / "docs" / "api").glob("*.md"))
+    missing = [name for name in polyembed.__all__
+               if not re.search(rf"(::: polyembed(\.\w+)*\.{re.escape(name)}$|`polyembed\.{re.escape(name)}`)",
+                                reference, re.MULTILINE)]
+    assert not missing, f"not in docs/api/: {missing}"

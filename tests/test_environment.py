@@ -170,7 +170,8 @@ def test_doctor_reads_a_missing_extra_as_no_problem(monkeypatch) -> None:
 
 EXTRA_OF = {"fastapi": "serve", "uvicorn": "serve", "uvloop": "serve", "httptools": "serve", "orjson": "serve",
             "prometheus-client": "serve", "onnx": "export", "onnxruntime": "export", "onnxscript": "export",
-            "openvino": "export", "ray": "ray", "mteb": "mteb", "eflomal": "alignment", "gensim": "fasttext"}
+            "openvino": "export", "nncf": "export", "ray": "ray", "mteb": "mteb", "eflomal": "alignment",
+            "gensim": "fasttext"}
 """The optional packages and their extras (the issue's list: none of them is needed to train and evaluate)."""
 
 

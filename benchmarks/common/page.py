@@ -41,6 +41,8 @@ STUDIES = (
     Study("Evaluation suites", "What the suites hold, how to run them on your own model and how to read their "
           "scores:\n[Evaluation](guide/evaluation.md).", ("eval-suites",)),
     Study("Distillation", _NOTES + "[distillation notes](benchmarks/distill.md).", ("distill",)),
+    Study("Training throughput", "`polyembed train distill` against a plain sentence-transformers script on the same "
+          "job; how the two are\nmade equal: `benchmarks/training_throughput/run.py`.", ("training-throughput",)),
     Study("Vocabulary transfer", _NOTES + "[vocabulary transfer notes](benchmarks/vocabulary.md).",
           ("vocabulary-auxiliary",)),
     Study("Scale-out", _NOTES + "[scale-out notes](benchmarks/scale.md) (export and int8, mining,\nstreaming, "

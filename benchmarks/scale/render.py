@@ -9,6 +9,7 @@ import numpy as np
 
 from benchmarks.common.docs_sections import command_forms, replace_section, shown_section
 from benchmarks.common.results import DOCS, load_json
+from benchmarks.scale.render_mining import mining_scale_table
 from benchmarks.scale.spec import COMMAND, END, OUT, START, TABLES, TATOEBA_LANGUAGES
 
 
@@ -59,7 +60,7 @@ def render() -> str:
                     f"| {name} | {label} | {result['sentences_per_second']} | "
                     f"{result['sentences_per_second'] / base['sentences_per_second']:.2f}x | {' | '.join(cells)} |"
                 )
-        blocks["export"] += ["", *_per_language_table(exported["rows"]),
+        blocks["export"] += ["", *_per_language_table(exported["rows"]), *_per_language_table(exported["rows"], "dev"),
                              "minilm-en is an English model: its Tatoeba accuracy (about 6) is near chance, so "
                              "the share kept there says little.", ""]
     chosen = _load("int8-dev")
@@ -79,6 +80,7 @@ def render() -> str:
               f"{r['same_as_exact']:.4f} | {r['f1']:.4f} | {r['f1_of_exact']:.4f} |" for r in mined["rows"]],
             "",
         ]
+    blocks["mining-scale"] += mining_scale_table(_load("mining-scale"))
     mined_bucc = _load("bucc")
     if mined_bucc:
         subsets = sorted({key.split("/")[0] for row in mined_bucc["rows"].values() for key in row})
@@ -159,17 +161,25 @@ def _int8_dev_table(chosen: dict) -> list[str]:
     return [*lines, ""]
 
 
-def _per_language_table(rows: dict) -> list[str]:
-    """Each cross-lingual stsb-multi-mt pair and Tatoeba language on its own (the main table's means can hide a
-    language that lost more); empty where the results have none beyond the main table's."""
+def _per_language_table(rows: dict, split: str = "test") -> list[str]:
+    """Each stsb-multi-mt language (alone and en-X) and, on test, each Tatoeba language on its own (the main
+    table's means can hide a language that lost more); dev: STS-B too (the export benchmark stores dev scores
+    under 'dev/'). Empty where the results have none beyond the main table's."""
+    prefix = "" if split == "test" else f"{split}/"
+    stsb = f"{prefix}stsb-multi-mt/"
     keys = sorted({key for row in rows.values() for result in row["variants"].values() for key in result["scores"]
-                   if (key.startswith("stsb-multi-mt/en-") or key.startswith("tatoeba/")) and not key.endswith("avg")},
-                  key=lambda key: (not key.startswith("stsb"), key))
-    if not [key for key in keys if key != "stsb-multi-mt/en-de" and not key.startswith("tatoeba/")]:
+                   if (key.startswith(stsb) or (key.startswith("tatoeba/") and not prefix)
+                       or (prefix and key == f"{prefix}stsb/en")) and not key.endswith("avg")},
+                  key=lambda key: (not key.startswith(prefix + "stsb/"), key.startswith("tatoeba/"),
+                                   "-" not in key.removeprefix(stsb), key))
+    if not [key for key in keys if key not in (f"{stsb}en-de", f"{stsb}en") and not key.startswith("tatoeba/")]:
         return []
-    titles = [key.replace("stsb-multi-mt/", "").replace("tatoeba/", "Tatoeba ") for key in keys]
-    lines = ["Per language: stsb-multi-mt en-X test (Spearman x100, both directions) and Tatoeba accuracy, with the "
-             "share of torch fp32's score kept:", "",
+    titles = [{f"{prefix}stsb/en": "STS-B"}.get(key, key.removeprefix(stsb).replace("tatoeba/", "Tatoeba "))
+              for key in keys]
+    what = ("stsb-multi-mt test (Spearman x100; en-X both directions, and each language alone) and Tatoeba accuracy"
+            if not prefix else f"STS-B and stsb-multi-mt {split} (Spearman x100; en-X both directions, and each "
+            "language alone), the splits the int8 recipes were chosen on")
+    lines = [f"Per language: {what}, with the share of torch fp32's score kept:", "",
              f"| model | variant | {' | '.join(titles)} |", "|---|---|" + "---|" * len(keys)]
     for name, row in rows.items():
         base = row["variants"]["torch fp32"]["scores"]

@@ -1,9 +1,10 @@
 """Benchmarks of the scale-out parts (issue 17); results -> results/bench/scale, docs/benchmarks.md. Serving under
 load has its own benchmark, `benchmarks.serve.run`.
 
-  python -m benchmarks.scale.run export    # ONNX and OpenVINO fp32 / int8 against torch fp32: speed, scores kept
+  python -m benchmarks.scale.run export    # ONNX and OpenVINO fp32 / int8 (dynamic, static) against torch fp32
   python -m benchmarks.scale.run int8-dev  # which feed-forward outputs the int8 graph keeps float32, on dev splits
   python -m benchmarks.scale.run mining    # faiss exact vs IVF vs HNSW on 100k x 100k noisy copies: time, memory, F1
+  python -m benchmarks.scale.run mining-scale --sizes 100000 1000000  # `mine` end to end on embedding-like pools
   python -m benchmarks.scale.run bucc      # bucc-like-mining F1 of me5-small and a distilled student
   python -m benchmarks.scale.run stream    # streaming encode: peak memory 20k vs 200k lines, speed, kill + resume
   python -m benchmarks.scale.run throughput  # only stream's speed comparison with plain sentence-transformers
@@ -27,12 +28,9 @@ import numpy as np
 from benchmarks.common.results import load_json, machine, write_json
 from benchmarks.common.script_cli import script_parser
 from benchmarks.scale.render import render
-from benchmarks.scale.spec import ALL_FLOAT32, COMMAND, OUT, TATOEBA_LANGUAGES
+from benchmarks.scale.spec import ALL_FLOAT32, COMMAND, OUT, STSB_LANGUAGES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-STSB_LANGUAGES = ["en", "de", "es", "ru", "zh"]
-"""stsb-multi-mt languages of the export tables: English and four en-X cross-lingual pairs (Latin, Cyrillic
-and Chinese script), since int8 error shows first in cross-lingual pairs."""
 
 
 def _save(name: str, payload: dict[str, Any]) -> None:
@@ -69,27 +67,38 @@ def _timing_sentences() -> list[str]:
     return list(dict.fromkeys([*pairs.sentences1, *pairs.sentences2]))[:1024]
 
 
-def _measured(name: str, variants: dict[str, Any], tasks: Callable[[], list[Any]], sentences: list[str]
-              ) -> dict[str, Any]:
-    """Each variant's main scores on `tasks()` (fresh task objects each) and its speed on `sentences`."""
+def _measured(name: str, variants: dict[str, Any], tasks: Callable[[], list[Any]], sentences: list[str],
+              key: Callable[[Any], str] = lambda s: f"{s.task}/{s.subset}") -> dict[str, Any]:
+    """Each variant's main scores on `tasks()` (fresh task objects each), each under `key(score)`, and its speed
+    on `sentences`."""
     from polyembed import evaluate
 
     results = {}
     for label, encoder in variants.items():
-        scores = {f"{s.task}/{s.subset}": s.value for s in evaluate(encoder, tasks(), show_progress=False).scores
-                  if s.main}
+        scores = {key(s): s.value for s in evaluate(encoder, tasks(), show_progress=False).scores if s.main}
         results[label] = {"sentences_per_second": round(_speed(encoder, sentences), 1), "scores": scores}
         print(name, label, results[label], flush=True)
     return results
 
 
-def export(models: list[str]) -> None:
-    """Each model as torch fp32, ONNX fp32 (optimised graph) and int8 on onnxruntime and on OpenVINO, and the int8
-    graph with every feed-forward output projection float32 (ALL_FLOAT32): encoding speed on the STS-B test
-    sentences, STS-B, STS17 en-en and stsb-multi-mt test Spearman, and Tatoeba accuracy (mean of both directions)
-    for a few languages."""
+def export(models: list[str], limit: int | None = None) -> None:
+    """Each model as torch fp32, ONNX fp32 (optimised graph) and int8 on onnxruntime and on OpenVINO, the int8
+    graph with every feed-forward output projection float32 (ALL_FLOAT32), and the static int8 graphs (calibrated
+    on the export's default sentences, stsb-multi-mt train) on each runtime: encoding speed on the STS-B test
+    sentences; STS-B, STS17 en-en and stsb-multi-mt test Spearman, Tatoeba accuracy (mean of both directions)
+    for a few languages, and STS-B and stsb-multi-mt dev Spearman (`export_variants.export_tasks`). `limit`: a
+    check of the code path on at most that many sentences / pairs per task, in a scratch folder: nothing saved."""
+    import tempfile
+
+    sentences = _timing_sentences()[:limit]
+    with tempfile.TemporaryDirectory() as scratch:
+        _export_rows(models, sentences, Path(scratch) if limit else OUT, limit)
+
+
+def _export_rows(models: list[str], sentences: list[str], out: Path, limit: int | None) -> None:
+    """`export`'s measurements, the exports made in `out`; saved unless `limit` (a check of the code path)."""
+    from benchmarks.scale.export_variants import export_tasks, score_key, static_variants
     from polyembed import load_model
-    from polyembed.eval.registry import get_task
     from polyembed.models.onnx_export import (
         FP32_FILE,
         INT8_FILE,
@@ -98,27 +107,24 @@ def export(models: list[str]) -> None:
         export_onnx,
     )
 
-    sentences = _timing_sentences()
-    rows = (_load("export") or {}).get("rows", {})  # other models' rows stay (one model can be re-measured)
+    rows = {} if limit else (_load("export") or {}).get("rows", {})  # other models' rows stay
     for name in models:
-        folder = OUT / f"onnx-{name}"
+        folder = out / f"onnx-{Path(name).name}"
         started = time.perf_counter()
-        export_onnx(name, folder, openvino=True, overwrite=True)
+        export_onnx(name, folder, openvino=True, static_int8=True, overwrite=True)
         export_seconds = time.perf_counter() - started
-        export_onnx(name, OUT / f"onnx-{name}-share0", float32_share=0.0, overwrite=True)  # as before 2026-11-28
+        export_onnx(name, out / f"{folder.name}-share0", float32_share=0.0, overwrite=True)  # as before 2026-11-28
         variants = {"torch fp32": load_model(name), "onnx fp32": load_model(str(folder / FP32_FILE)),
                     "onnx int8": load_model(str(folder / INT8_FILE)),
-                    ALL_FLOAT32: load_model(str(OUT / f"onnx-{name}-share0" / INT8_FILE)),
+                    ALL_FLOAT32: load_model(str(out / f"{folder.name}-share0" / INT8_FILE)),
                     "openvino fp32": load_model(str(folder / OPENVINO_FP32_FILE)),
-                    "openvino int8": load_model(str(folder / OPENVINO_INT8_FILE))}
-        results = _measured(name, variants, lambda: [
-            get_task("stsb"), get_task("sts17", languages=["en-en"]),
-            get_task("stsb-multi-mt", languages=STSB_LANGUAGES), get_task("tatoeba", languages=TATOEBA_LANGUAGES)],
-            sentences)
+                    "openvino int8": load_model(str(folder / OPENVINO_INT8_FILE)), **static_variants(folder)}
+        results = _measured(name, variants, lambda: export_tasks(limit), sentences, score_key)
         size = {f.relative_to(folder).as_posix(): f.stat().st_size for f in folder.rglob("*")
                 if f.suffix in (".onnx", ".bin")}
         rows[name] = {"export_seconds": round(export_seconds, 1), "onnx_bytes": size, "variants": results}
-        _save("export", {"rows": rows, "sentences": len(sentences), "machine": machine()})
+        if not limit:
+            _save("export", {"rows": rows, "sentences": len(sentences), "machine": machine()})
 
 
 def int8_dev(models: list[str], shares: list[float]) -> None:
@@ -329,12 +335,21 @@ def stream(model: str, sizes: list[int]) -> None:
 def main() -> None:
     parser, sub = script_parser(__doc__)
     p = sub.add_parser("export")
-    p.add_argument("--models", nargs="+", default=["me5-small", "minilm-en"])
+    p.add_argument("--models", nargs="+", default=["me5-small", "minilm-en"], help="names or folders")
+    p.add_argument("--limit", type=int, help="check the code path on at most N sentences / pairs per task (a tiny "
+                   "model's folder, say): nothing is saved and the docs are not rendered")
     p = sub.add_parser("int8-dev")
     p.add_argument("--models", nargs="+", default=["me5-small"])
     p.add_argument("--shares", nargs="+", type=float, default=[0.0, 0.5, 1.0])
     p = sub.add_parser("mining")
     p.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
+    p = sub.add_parser("mining-scale", help="`polyembed mine` at 10^5+ sentences per side (benchmarks.scale.mining)")
+    p.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000], help="sentences per side")
+    p.add_argument("--exact-sample", type=int, default=100_000,
+                   help="larger pools are compared with exact search on their first this many rows")
+    p.add_argument("--indexes", nargs="+", default=["auto"], help="--index kinds to run at every size")
+    p.add_argument("--seed-sentences", type=int, default=4000, help="real sentences the pools are drawn around")
+    p.add_argument("--scratch", type=Path, help="folder for the pools (default: a temporary one)")
     p = sub.add_parser("bucc")
     p.add_argument("--models", nargs="+", default=["me5-small", "results/bench/distill/recipe-minilm-old-seed-0/model"],
                    help="names or folders (default: me5-small and the demo recipe's seed-0 student)")
@@ -347,11 +362,20 @@ def main() -> None:
     sub.add_parser("render")
     args = parser.parse_args()
     if args.command == "export":
-        export(args.models)
+        export(args.models, args.limit)
+        if args.limit:
+            return
     elif args.command == "int8-dev":
         int8_dev(args.models, args.shares)
     elif args.command == "mining":
         mining(args.sizes)
+    elif args.command == "mining-scale":
+        import tempfile
+
+        from benchmarks.scale.mining import mining_scale
+
+        with tempfile.TemporaryDirectory(dir=args.scratch) as scratch:
+            mining_scale(args.sizes, args.exact_sample, args.indexes, args.seed_sentences, Path(scratch))
     elif args.command == "bucc":
         bucc(args.models)
     elif args.command == "stream":

@@ -23,6 +23,7 @@ from polyembed.cli_app import (
     note_default_model,
 )
 from polyembed.cli_train import add_group_command, config_flags
+from polyembed.data.calibration import CALIBRATION_SIZE
 
 
 @app.command("export")
@@ -41,6 +42,16 @@ def export_command(
         help="int8 graph: keep float32 the feed-forward output projections whose input range is at least this "
              "share of the widest layer's (default one half; 0: all of them, most accurate; 1: the widest only, "
              "fastest).")] = None,
+    static_int8: Annotated[bool, typer.Option(
+        help="Also write int8 graphs whose activation ranges are calibrated on sentences: "
+             "onnx/model_qint8_static.onnx (onnxruntime) and, with --openvino, an NNCF graph "
+             "(*_qint8_quantized.xml in openvino/; OpenVINO runs only such a graph on int8 kernels).")
+    ] = False,
+    calibration_file: Annotated[Path | None, typer.Option(
+        help="--static-int8: calibrate on this file's sentences (one a line, like what the model will encode; "
+             "default: stsb-multi-mt's train split, 11 languages, from the data root).", show_default=False)] = None,
+    calibration_size: Annotated[int, typer.Option(
+        help="--static-int8: how many sentences to calibrate on (spread over the file).", min=1)] = CALIBRATION_SIZE,
 ) -> None:
     """Export a model to ONNX in sentence-transformers' layout (onnx/model.onnx, onnx/model_qint8.onnx, optionally
     openvino/*.xml); `load_model(FOLDER)`, `-m FOLDER` and `SentenceTransformer(FOLDER, backend=...)` run it.
@@ -48,13 +59,20 @@ def export_command(
     Examples:
     polyembed export -m runs/sw/model -o exports/sw
     polyembed export -m runs/sw/model -o exports/sw --openvino --overwrite
+    polyembed export -m runs/sw/model -o exports/sw --openvino --static-int8 --calibration-file sw.txt
     polyembed export -m runs/sw/model -o exports/sw-fp32 --no-quantize"""
     note_default_model(context)
+    from polyembed.errors import PolyembedError
     from polyembed.models.onnx_export import export_onnx
 
+    source = context.get_parameter_source("calibration_size")
+    if source is not None and source.name == "COMMANDLINE" and not static_int8:
+        raise PolyembedError(f"--calibration-size {calibration_size}: sizes the static int8 graphs' calibration; "
+                             "add --static-int8")
     share = {} if float32_share is None else {"float32_share": float32_share}
     folder = export_onnx(model, output, quantize=quantize, optimize=optimize, openvino=openvino, overwrite=overwrite,
-                         **share)
+                         static_int8=static_int8, calibration_file=calibration_file,
+                         calibration_size=calibration_size, **share)
     files = ", ".join(sorted(p.relative_to(folder).as_posix() for pattern in ("onnx/*.onnx", "openvino/*.xml")
                              for p in folder.glob(pattern)))
     typer.echo(f"wrote {folder} ({files})")
@@ -71,9 +89,11 @@ def mine_command(
     source_language: Annotated[str | None, typer.Option(help="Language of SOURCE (routed models).")] = None,
     target_language: Annotated[str | None, typer.Option(help="Language of TARGET (routed models).")] = None,
     source_embeddings: Annotated[
-        Path | None, typer.Option(help=".npy rows of SOURCE already encoded (skips encoding that side).")
+        Path | None, typer.Option(help="Rows of SOURCE already encoded (skips encoding that side): a .npy file "
+                                       "or an `encode --shard-size` folder.")
     ] = None,
-    target_embeddings: Annotated[Path | None, typer.Option(help=".npy rows of TARGET already encoded.")] = None,
+    target_embeddings: Annotated[Path | None, typer.Option(help="Rows of TARGET already encoded (.npy or shard "
+                                                                "folder).")] = None,
     k: Annotated[int, typer.Option("--k", help="Neighbours per sentence for the margin.", min=1)] = 4,
     margin: Annotated[Literal["ratio", "distance", "absolute"], typer.Option(
         help="How a pair's cosine is scored against its neighbours' (LASER's margins).")] = "ratio",
@@ -81,9 +101,17 @@ def mine_command(
         help="Which direction's best match is kept (max: 1-1 over both).")] = "max",
     threshold: Annotated[float | None, typer.Option(help="Keep pairs scoring at least this (ratio: ~1.06).")] = None,
     index: Annotated[
-        str, typer.Option(help="faiss index: auto (exact up to 100k sentences, else IVF), flat, ivf, hnsw, or a "
-                          "faiss factory string.")
+        str, typer.Option(help="faiss index over each side: auto (by its size: exact up to 50k sentences, IVF up "
+                          "to 4 million, IVF-SQ8 when memory is short, OPQ + IVF-PQ beyond), flat, ivf, ivf-sq8, "
+                          "pq, hnsw, or a faiss factory string.")
     ] = "auto",
+    search_parameters: Annotated[str | None, typer.Option(
+        help="faiss search parameters of an approximate index, e.g. nprobe=64 (more: slower, closer to exact); "
+             "default: the index's own.", show_default=False)] = None,
+    shard_size: Annotated[int, typer.Option(
+        help="Sentences searched per shard; each shard's neighbours are kept in OUTPUT.work/ until the TSV is "
+             "written, so the same command after a kill picks up at the next shard (rounded up to a multiple of "
+             "4096).", min=1)] = 65_536,
     batch_size: Annotated[int, typer.Option(help="Sentences encoded together.", min=1)] = 64,
     cache: Annotated[bool, typer.Option(help="Keep embeddings in the persistent store (re-mining is free).")] = False,
     workers: Annotated[int, typer.Option(help="Encode each side with N shard workers (as `encode --workers`).",
@@ -97,12 +125,16 @@ def mine_command(
                                                  "file).")] = False,
     device: DeviceOption = None,
 ) -> None:
-    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN).
+    """Mine translation pairs from two monolingual files (LASER-style margin scoring over faiss kNN). Embeddings
+    given as .npy files or `encode --shard-size` folders are read memory-mapped; rerun the same command after a
+    kill to resume the search.
 
     Examples:
     polyembed mine en.txt sw.txt -o pairs.tsv -m runs/sw/model --threshold 1.06
     polyembed mine en.txt sw.txt -o pairs.tsv --source-language en --target-language sw  # routed
-    polyembed mine src.txt tgt.txt -o pairs.tsv --source-embeddings src/ --target-embeddings tgt/"""
+    polyembed mine src.txt tgt.txt -o pairs.tsv --source-embeddings src/ --target-embeddings tgt/
+    polyembed mine en.txt sw.txt -o p.tsv --source-embeddings en/ --target-embeddings sw/ --index pq
+    polyembed mine en.txt sw.txt -o p.tsv --index ivf --search-parameters nprobe=64 --shard-size 8192"""
     note_default_model(context)
     from polyembed.device import choose_device
 
@@ -112,8 +144,9 @@ def mine_command(
 
     options, _ = build_config(MineOptions, None, {
         "source_language": source_language, "target_language": target_language, "k": k, "margin": margin,
-        "mode": mode, "threshold": threshold, "index": index, "batch_size": batch_size, "cache": cache,
-        "workers": workers, "backend": backend, "ray_address": ray_address})
+        "mode": mode, "threshold": threshold, "index": index, "search_parameters": search_parameters,
+        "shard_size": shard_size, "batch_size": batch_size, "cache": cache, "workers": workers, "backend": backend,
+        "ray_address": ray_address})
     result = mine_files(model, source, target, output, source_embeddings=source_embeddings,
                         target_embeddings=target_embeddings, options=options, overwrite=overwrite)
     typer.echo(

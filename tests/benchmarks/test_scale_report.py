@@ -27,6 +27,12 @@ def test_the_section_renders_from_stored_results_and_again_byte_for_byte(tmp_pat
             in first)  # each pair and language beside the means
     assert "| tiny | onnx int8 | 61.20 (102.0%) | 49.50 (99.0%) | 80.00 (100.0%) | 90.00 (100.0%) | " in first
     assert "| tiny | openvino int8 | - | - | - | - | - | - |\n" in first
+    assert ("| tiny | openvino static int8 | 400.0 | 4.00x | 79.60 | 99.5% | 84.15 | 99.0% | 59.40 | 99.0% | 75.00 | "
+            "100.0% |") in first  # a static int8 graph (export --static-int8) beside the dynamic ones
+    assert "Per language: STS-B and stsb-multi-mt dev (Spearman x100;" in first  # dev splits: 'dev/' keys
+    assert "| model | variant | STS-B | en-de | de |\n" in first
+    assert "| tiny | openvino static int8 | 83.16 (99.0%) | 62.00 (100.0%) | 63.00 (90.0%) |\n" in first
+    assert "| tiny | onnx int8 | - | - | - |\n" in first
     assert "| model | variant | sentences/s | speed-up | STS-B | en-de | de |\n" in first  # int8-dev: dev splits
     assert ("| tiny | int8, float32 share 0.5 | 250.0 | 2.50x | 79.20 (99.0%) | 59.40 (99.0%) | 70.70 (101.0%) |"
             in first)

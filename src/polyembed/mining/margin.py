@@ -159,19 +159,42 @@ def margin_candidates(
     search_parameters: str | None = None,
 ) -> MarginCandidates:
     """Score the k-NN candidates of both directions with the margin criterion (see module docstring)."""
-    combine = margin_function(margin)
+    margin_function(margin)  # an unknown margin is refused before the search
     if normalize:
         source, target = normalize_rows(source), normalize_rows(target)
     source, target = _as_matrix(source, "source"), _as_matrix(target, "target")
     options = {"index_factory": index_factory, "search_parameters": search_parameters}
     fwd_sims, fwd_ids = knn(source, target, k, **options)
     bwd_sims, bwd_ids = knn(target, source, k, **options)
+    if index_factory is None:  # exact index: its similarities are the cosines
+        return score_neighbours(fwd_sims, fwd_ids, bwd_sims, bwd_ids, margin)
+    # compressed indexes (PQ, SQ) return approximate similarities: score with exact cosines
+    return score_neighbours(fwd_sims, fwd_ids, bwd_sims, bwd_ids, margin,
+                            cosines=(_pair_cosines(source, target, fwd_ids), _pair_cosines(target, source, bwd_ids)))
+
+
+def score_neighbours(
+    fwd_sims: np.ndarray,
+    fwd_ids: np.ndarray,
+    bwd_sims: np.ndarray,
+    bwd_ids: np.ndarray,
+    margin: str = "ratio",
+    *,
+    cosines: tuple[np.ndarray, np.ndarray] | None = None,
+) -> MarginCandidates:
+    """Margin scores of k-NN results found elsewhere (`margin_candidates`' own search, or the sharded search of
+    `polyembed.mining.search`): one scoring for both, so a sharded exact search scores exactly as one search.
+
+    `fwd_*[i]`: the neighbours of source i among the targets (similarities, ids), `bwd_*` the other way; the
+    neighbourhood terms are the mean of each row's similarities. `cosines`: the pairs' cosines when the
+    similarities are not (a compressed index's); by default the similarities are the cosines."""
+    combine = margin_function(margin)
     fwd_mean = fwd_sims.mean(axis=1, dtype=np.float64)
     bwd_mean = bwd_sims.mean(axis=1, dtype=np.float64)
-    if index_factory is None:  # exact index: its similarities are the cosines
+    if cosines is None:
         fwd_cos, bwd_cos = fwd_sims.astype(np.float64), bwd_sims.astype(np.float64)
-    else:  # compressed indexes (PQ, SQ) return approximate similarities: score with exact cosines
-        fwd_cos, bwd_cos = _pair_cosines(source, target, fwd_ids), _pair_cosines(target, source, bwd_ids)
+    else:
+        fwd_cos, bwd_cos = cosines
     fwd_scores = combine(fwd_cos, (fwd_mean[:, None] + bwd_mean[fwd_ids]) / 2)
     bwd_scores = combine(bwd_cos, (bwd_mean[:, None] + fwd_mean[bwd_ids]) / 2)
     return MarginCandidates(
@@ -189,6 +212,13 @@ def select_pairs(candidates: MarginCandidates, mode: str = "max") -> list[MinedP
 
     Ties in score keep a deterministic order: forward candidates before backward, then by index.
     """
+    src, tgt, score = selected_arrays(candidates, mode)
+    return [MinedPair(int(s), int(t), float(v)) for s, t, v in zip(src, tgt, score, strict=True)]
+
+
+def selected_arrays(candidates: MarginCandidates, mode: str = "max") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`select_pairs` as three arrays (source rows, target rows, scores; best first): a million pairs as arrays
+    take a tenth of the memory of a million `MinedPair` tuples."""
     fwd_best, fwd_score = candidates.best_forward()
     bwd_best, bwd_score = candidates.best_backward()
     n_source, n_target = len(fwd_best), len(bwd_best)
@@ -217,7 +247,8 @@ def select_pairs(candidates: MarginCandidates, mode: str = "max") -> list[MinedP
     else:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     order = np.argsort(-np.asarray(score), kind="stable")
-    return [MinedPair(int(src[i]), int(tgt[i]), float(score[i])) for i in order]
+    return (np.asarray(src, dtype=np.int64)[order], np.asarray(tgt, dtype=np.int64)[order],
+            np.asarray(score, dtype=np.float64)[order])
 
 
 def mine(

@@ -291,10 +291,17 @@ def bundle_card_text(name: str, pivot: str, languages: Sequence[str], default_mo
 def export_card_text(name: str, settings: dict[str, Any], files: dict[str, str]) -> str:
     """The card of an ONNX export: the source model, each graph, and what the graph leaves to the caller."""
     prompt = settings.get("prompt") or ""
+    # export --static-int8: int8 graphs with calibrated activation ranges, for onnxruntime and for OpenVINO
+    from polyembed.models.export_files import OPENVINO_STATIC_INT8_FILE, STATIC_INT8_FILE
+
+    static = {variable: file for variable, file in (("static_onnx", STATIC_INT8_FILE),
+                                                     ("static_ov", OPENVINO_STATIC_INT8_FILE)) if file in files}
+    quantisers = "and its dynamic int8 quantiser" + (
+        "; static int8: onnxruntime's static quantiser" + (" and NNCF" if "static_ov" in static else "")
+        if static else "")
     lines = [*front_matter(None, [], ["onnx"], library="onnx"),
              f"# {name}: ONNX export of {settings['source']}", "",
-             "Written by `polyembed export` (torch.onnx, onnxruntime's transformer optimiser, and its dynamic "
-             "int8 quantiser).", "",
+             f"Written by `polyembed export` (torch.onnx, onnxruntime's transformer optimiser, {quantisers}).", "",
              "| file | what |", "|---|---|", *(f"| `{file}` | {what} |" for file, what in files.items()), "",
              "Each graph maps `input_ids` and `attention_mask` to the last hidden state. The rest is done outside "
              "the graph, as the source model does it: "
@@ -304,14 +311,18 @@ def export_card_text(name: str, settings: dict[str, Any], files: dict[str, str])
              + f"at most {settings['max_seq_length']} tokens; {settings['dimension']} dimensions.", "",
              "## Usage", "", "```python", "import polyembed", "",
              f'model = polyembed.load_model("{name}")  # the int8 graph where there is one',
-             f'fp32 = polyembed.load_model("{name}/onnx/model.onnx")', 'vectors = model.encode(["Hello, world!"])',
-             "```", "",
+             f'fp32 = polyembed.load_model("{name}/onnx/model.onnx")',
+             *(f'{variable} = polyembed.load_model("{name}/{file}")  # static int8'
+               for variable, file in static.items()),
+             'vectors = model.encode(["Hello, world!"])', "```", "",
              "The folder has sentence-transformers' layout for its ONNX and OpenVINO backends (the torch weights stay "
              "with the source model); they need optimum (`onnx`) or optimum-intel (`openvino`), which pin their own "
              "transformers versions:", "",
              "```python", "from sentence_transformers import SentenceTransformer", "",
              f'model = SentenceTransformer("{name}", backend="onnx", model_kwargs={{"file_name": "model_qint8.onnx"}})',
              f'ov = SentenceTransformer("{name}", backend="openvino")  # export --openvino',
+             *([f'ov_static = SentenceTransformer("{name}", backend="openvino", model_kwargs={{"file_name": '
+                f'"{Path(OPENVINO_STATIC_INT8_FILE).name}"}})'] if "static_ov" in static else []),
              "```", "",
              "OpenVINO computes in bfloat16 on CPUs that have it unless told otherwise; "
              '`model_kwargs={"ov_config": {"INFERENCE_PRECISION_HINT": "f32"}}` gives the graph\'s own float32 '

@@ -13,6 +13,11 @@ FP32_FILE = "onnx/model.onnx"
 INT8_FILE = "onnx/model_qint8.onnx"
 OPENVINO_FP32_FILE = "openvino/openvino_model.xml"
 OPENVINO_INT8_FILE = "openvino/openvino_model_qint8.xml"
+STATIC_INT8_FILE = "onnx/model_qint8_static.onnx"
+"""int8 with calibrated (static) activation ranges, QDQ, for onnxruntime (`export --static-int8`)."""
+OPENVINO_STATIC_INT8_FILE = "openvino/openvino_model_qint8_quantized.xml"
+"""OpenVINO's static int8 graph (NNCF), under the name sentence-transformers gives it
+(`export_static_quantized_openvino_model`'s default suffix `qint8_quantized`)."""
 GRAPH_FOLDERS = ("onnx", "openvino")
 LEGACY_FILES = {FP32_FILE: "model.onnx", INT8_FILE: "model.int8.onnx"}
 """Where exports before 2026-11-26 kept the two graphs (the export folder's top level)."""

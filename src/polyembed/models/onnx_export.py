@@ -13,11 +13,13 @@ exported model embeds exactly as the original does up to numerical error.
 The folder has sentence-transformers' layout for its ONNX and OpenVINO backends: the model's module and
 tokenizer files (without its torch weights), `onnx/model.onnx` (fp32, optimised), `onnx/model_qint8.onnx`,
 with `openvino=True` also `openvino/openvino_model.xml` and `openvino/openvino_model_qint8.xml` (OpenVINO IR of
-the two graphs), plus `polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each
-file's checksum, checked when the export is loaded: `verify_export`; a folder without it does not load).
-`load_model(folder)` gives an `OnnxEncoder` on the int8 graph, `load_model(folder / "onnx/model.onnx")` on the
-fp32 one, a `.xml` file runs on OpenVINO. Exports of the older layout (graphs at the top, `model.int8.onnx`)
-still load when they have their checksum record; those without one must be exported again.
+the two graphs), with `static_int8=True` int8 graphs with calibrated activation ranges
+(`onnx/model_qint8_static.onnx`, `openvino/openvino_model_qint8_quantized.xml`: `static_quantization`), plus
+`polyembed_onnx.json` and `.polyembed-outputs.json` (what produced the export and each file's checksum, checked
+when the export is loaded: `verify_export`; a folder without it does not load). `load_model(folder)` gives an
+`OnnxEncoder` on the int8 graph, `load_model(folder / "onnx/model.onnx")` on the fp32 one, a `.xml` file runs on
+OpenVINO. Exports of the older layout (graphs at the top, `model.int8.onnx`) still load when they have their
+checksum record; those without one must be exported again.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from polyembed.data.calibration import CALIBRATION_SIZE, calibration_sentences
 from polyembed.device import CPU
 from polyembed.environment import require
 from polyembed.errors import PolyembedError, argument
@@ -228,7 +231,8 @@ def float32_projections(path: Path, tokenizer: Any, share: float = WIDE_SHARE) -
 
 def export_onnx(
     model: str | Any, out_dir: str | Path, *, quantize: bool = True, optimize: bool = True, openvino: bool = False,
-    overwrite: bool = False, float32_share: float = WIDE_SHARE,
+    overwrite: bool = False, float32_share: float = WIDE_SHARE, static_int8: bool = False,
+    calibration_file: str | Path | None = None, calibration_size: int = CALIBRATION_SIZE,
 ) -> Path:
     """Export a sentence-transformers model (name, folder or encoder) to `out_dir` in sentence-transformers'
     layout: the model's module and tokenizer files, `onnx/model.onnx`, with `quantize` also
@@ -237,7 +241,9 @@ def export_onnx(
     (`polyembed.outputs.publishing`). An earlier export in `out_dir` is replaced only with `overwrite`, and then
     only its own files: anything a user added stays. `float32_share`: the int8 graph keeps float32 the
     feed-forward output projections whose input range is at least this share of the widest
-    (`float32_projections`; 0: all of them, the most accurate and slowest)."""
+    (`float32_projections`; 0: all of them, the most accurate and slowest). `static_int8`: also the int8 graphs
+    whose activation ranges are calibrated on `calibration_size` sentences of `calibration_file` (one a line;
+    default: `polyembed.data.calibration`), for onnxruntime and with `openvino` for OpenVINO."""
     from polyembed.models.language_embedding import language_embedding_ids
     from polyembed.models.loading import as_sentence_transformer
     from polyembed.outputs import STAGING_PREFIX, check_output_dir, publishing, remove_stale_staging
@@ -262,6 +268,15 @@ def export_onnx(
                                  f"{argument('--overwrite')} to replace it)")
     if openvino:
         _require_openvino(argument("--openvino", "openvino"))
+    if calibration_file is not None and not static_int8:
+        raise PolyembedError(f"{argument('--calibration-file')} {calibration_file}: calibrates the static int8 "
+                             f"graphs; add {argument('--static-int8')}")
+    if calibration_size < 1:
+        raise PolyembedError(f"{argument('--calibration-size')} {calibration_size}: at least 1 sentence")
+    if static_int8:  # before the model loads: a missing or broken file is reported at once
+        if openvino:
+            require(("nncf",), f"{argument('--static-int8')} with {argument('--openvino')}", extra="export")
+        sentences, calibration = calibration_sentences(calibration_file, calibration_size)
 
     st_model, source = as_sentence_transformer(model, "export")
     if language_embedding_ids(st_model):
@@ -270,7 +285,8 @@ def export_onnx(
     settings = _settings_from(st_model, source, quantize)
     transformer = st_model[0].auto_model
     tokenizer = st_model.tokenizer
-    produced_by = {"model": source, "quantize": quantize, "optimize": optimize, "openvino": openvino}
+    produced_by = {"model": source, "quantize": quantize, "optimize": optimize, "openvino": openvino,
+                   **({"static_int8": True, "calibration": calibration} if static_int8 else {})}
     with publishing(out_dir, output, produced_by) as staging:  # replaces only the export's own files
         # The module, config and tokenizer files sentence-transformers' backends read; the graphs replace the
         # torch weights, so those stay with the source model.
@@ -284,15 +300,15 @@ def export_onnx(
         if optimize:
             logger.info("export: fusing %s (onnxruntime's transformer optimiser)", FP32_FILE)
             _optimize_graph(staging / FP32_FILE, transformer.config)
+        # the feed-forward output projections with wide inputs stay float32 in the int8 graphs (float32_projections)
+        kept = float32_projections(staging / FP32_FILE, tokenizer, float32_share) if quantize or static_int8 else []
         if quantize:
             logger.info("export: quantising to %s", INT8_FILE)
             from onnx import TensorProto
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            # Per-channel weight scales; the feed-forward output projections with wide inputs stay float32
-            # (float32_projections). Fused operators (com.microsoft) escape shape inference: their outputs are
+            # Per-channel weight scales. Fused operators (com.microsoft) escape shape inference: their outputs are
             # declared float.
-            kept = float32_projections(staging / FP32_FILE, tokenizer, float32_share)
             quantize_dynamic(
                 str(staging / FP32_FILE), str(staging / INT8_FILE), weight_type=QuantType.QInt8, per_channel=True,
                 nodes_to_exclude=kept, extra_options={"DefaultTensorType": TensorProto.FLOAT},
@@ -307,6 +323,11 @@ def export_onnx(
                 logger.info("export: OpenVINO IR of %s to %s", graph, ir)
                 _write_openvino_ir(staging / graph, staging / ir)
                 files[ir] = f"OpenVINO IR of `{graph}` (with its `.bin`)"
+        if static_int8:
+            from polyembed.models.static_quantization import write_static_graphs
+
+            files |= write_static_graphs(staging, FP32_FILE, tokenizer, settings, sentences, calibration, kept,
+                                         openvino)
         (staging / CONFIG_FILE).write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
         files[CONFIG_FILE] = "pooling, prompt, normalisation and length of the source model"
         (staging / CARD_FILE).write_text(export_card_text(str(out_dir), asdict(settings), files), encoding="utf-8")
