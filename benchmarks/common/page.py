@@ -62,9 +62,9 @@ STUDIES = (
     Study("Serving", _NOTES + "[serving notes](benchmarks/serving.md).", ("serve-load",)),
     Study("Language identification", _NOTES + "[language identification notes](benchmarks/language-id.md).",
           ("langid",)),
-    Study("Bringing a new language", "How to read this comparison and choose a method: [Which method when]"
-          "(guide/which-method.md); the recipe it chose:\n[Bring a new language](guide/new-language.md).",
-          ("new-language",)),
+    Study("Bringing a new language", "How it is run and how to read it: [new-language notes]"
+          "(benchmarks/new-language.md); choosing a method:\n[Which method when](guide/which-method.md); the "
+          "recipe it chose: [Bring a new language](guide/new-language.md).", ("new-language",)),
 )
 """The studies in page order."""
 
