@@ -13,8 +13,12 @@ setup:
 demo: setup
 	.venv/bin/polyembed demo --output results/demo
 
+# One pytest-xdist worker per core (at most 4: each holds its own torch and models), a test file per worker at a
+# time (--dist loadfile: a file's module fixtures are built once); `make test PYTEST_WORKERS='-p no:xdist'` runs
+# the suite in one process.
+PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist loadfile
 test: setup
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q $(PYTEST_WORKERS)
 
 test-slow: setup
 	.venv/bin/python -m pytest -q -m slow

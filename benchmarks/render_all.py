@@ -16,7 +16,7 @@ RENDERERS = ("benchmarks.eval_suites.render", "benchmarks.alignment.render", "be
              "benchmarks.modular.render_la", "benchmarks.precision.render", "benchmarks.scale.render",
              "benchmarks.vocabulary_transfer.render", "benchmarks.wacse.render", "benchmarks.wacse.render_profile",
              "benchmarks.language_id.render", "benchmarks.serve.render", "benchmarks.new_language.render",
-             "benchmarks.training_throughput.render")
+             "benchmarks.training_throughput.render", "benchmarks.test_suite.render")
 """The modules whose `render()` rewrites docs sections from stored JSON (where the page shows them is
 benchmarks/common/page.py's business, not this order's)."""
 

@@ -12,6 +12,14 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    # `make test` runs the suite in one pytest-xdist worker per core: each worker's torch (and the processes its
+    # tests start, which inherit this) takes its share of the cores, not all of them, so no thread waits on a
+    # core another worker holds. Set before torch is imported; a value the user set wins.
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    _share = max(1, _cores // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_share))
 
 
 class HashingEncoder:

@@ -47,8 +47,8 @@ STUDIES = (
           ("vocabulary-auxiliary",)),
     Study("Scale-out", _NOTES + "[scale-out notes](benchmarks/scale.md) (export and int8, mining,\nstreaming, "
           "integrity checks).", ("scale",)),
-    Study("A fresh machine", "Setup, the test suite and the demo timed from a fresh clone, by hand (no generated "
-          "table): [fresh-machine\nnotes](benchmarks/fresh-machine.md)."),
+    Study("A fresh machine", "Setup, the test suite and the demo timed from a fresh clone; earlier runs, timed by "
+          "hand: [fresh-machine\nnotes](benchmarks/fresh-machine.md).", ("test-suite",)),
     Study("Inference precision", _NOTES + "[precision notes](benchmarks/precision.md).", ("precision",)),
     Study("Modular sentence encoders", _NOTES + "[modular notes](benchmarks/modular.md).",
           ("modular", "modular-vocabulary", "modular-cla", "modular-genres", "modular-la")),

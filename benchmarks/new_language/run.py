@@ -253,6 +253,10 @@ def forgetting(family_name: str, keys: list[str]) -> None:
     if unknown:
         raise SystemExit(f"no trained run {', '.join(unknown)} in the {family_name} family: run `run` first")
     runs[BASE]["model_dir"] = BASE
+    scored = [family["runs"][BASE]["forgetting"] for family in results["families"].values()
+              if "forgetting" in family.get("runs", {}).get(BASE, {})]
+    if scored and "forgetting" not in runs[BASE]:  # the same model on the same tasks: scored once for all families
+        runs[BASE]["forgetting"] = scored[0]
     for key in [BASE, *keys]:
         entry = runs[key]
         model = entry.get("model_dir") or str(OUT / family_name / f"seed-{entry['seed']}" /

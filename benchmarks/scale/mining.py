@@ -114,18 +114,22 @@ def write_pool(folder: Path, size: int, seeds: np.ndarray, seed: int = 0) -> np.
 
 
 WORKER = """
-import json, resource, sys, time
+import json, sys, time
 from polyembed.messages import show_messages
 from polyembed.mining.bitext import mine_files
+def status_kb(field):  # this process's own memory: getrusage's maxrss also counts the parent's pages at fork
+    for line in open("/proc/self/status", encoding="ascii"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
 show_messages()
 folder, output, index = sys.argv[1:4]
-start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start_kb = status_kb("VmRSS")
 started = time.perf_counter()
 result = mine_files("unused", f"{folder}/source.txt", f"{folder}/target.txt", output,
                     source_embeddings=f"{folder}/source.npy", target_embeddings=f"{folder}/target.npy", index=index,
                     overwrite=True, show_progress=False)
 print(json.dumps({"seconds": time.perf_counter() - started, "index": result.index, "pairs": result.pairs,
-                  "start_rss_kb": start_kb, "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "start_rss_kb": start_kb, "peak_rss_kb": status_kb("VmHWM")}))
 """
 
 

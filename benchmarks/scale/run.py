@@ -374,6 +374,8 @@ def main() -> None:
 
         from benchmarks.scale.mining import mining_scale
 
+        if args.scratch:
+            Path(args.scratch).mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=args.scratch) as scratch:
             mining_scale(args.sizes, args.exact_sample, args.indexes, args.seed_sentences, Path(scratch))
     elif args.command == "bucc":

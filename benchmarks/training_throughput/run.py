@@ -36,10 +36,11 @@ seconds) and the whole job's; the ratio polyembed / plain of the training phase 
 over the repeats); the machine. On 2 idle cores the default (S 48, 2 repeats, a warm-up) takes about 20 minutes.
 
 polyembed's overhead, by reading (src/polyembed/...):
-- methods/base/trainer.py `fit`: `load_best_model_at_end` (checkpoint "best") and `save_strategy` "steps" make the
-  trainer write a full checkpoint (model, optimizer, scheduler, RNG) at S and read it back at the end, although
-  with one evaluation at the last step the best checkpoint is the final model; then `run.save_model` writes the
-  model again (`models/saving.py`, through a staging folder), plus training.json and the model card.
+- methods/base/trainer.py `fit`: `save_strategy` "steps" makes the trainer write a full checkpoint (model,
+  optimizer, scheduler, RNG) at S (what `--resume` restarts from); then `run.save_model` writes the model again
+  (`models/saving.py`, through a staging folder), plus training.json and the model card. The best checkpoint is
+  read back at the end only when there was an evaluation before the last step (with one evaluation, at S, the
+  best checkpoint is the final model, and reading it back was the 'after' phase).
 - The dev evaluation at S (`methods/distill/evaluation.py` + dev STS): the student encodes the dev pairs and STS.
 - `methods/distill/train.py`: `_teacher_targets` embeds train and dev English; the embedding store
   (`models/embedding_cache.py`) writes each vector with a BLAKE2b checksum to SQLite and checks the checksum of

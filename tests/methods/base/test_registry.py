@@ -124,3 +124,26 @@ def test_final_checkpoint_and_constant_schedule(toy_inputs: dict[str, Path], tmp
     kept = SentenceTransformer(result.model_dir, device="cpu")
     sentences = [en for en, _ in PAIRS[:4]]
     assert (final.encode(sentences) == kept.encode(sentences)).all()
+
+
+def test_the_best_checkpoint_is_read_back_only_after_an_evaluation_before_the_last_step(
+    toy_inputs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one evaluation, at the last step, the best checkpoint is the final model: no reading it back."""
+    from sentence_transformers import SentenceTransformerTrainer
+
+    import tests.methods.toy  # noqa: F401 - registers "toy" in this process
+
+    reads: list[str | None] = []
+    original = SentenceTransformerTrainer._load_best_model
+
+    def counted(self: SentenceTransformerTrainer) -> None:
+        reads.append(self.state.best_model_checkpoint)
+        original(self)
+
+    monkeypatch.setattr(SentenceTransformerTrainer, "_load_best_model", counted)
+    once = train("toy", **_toy_config(toy_inputs, tmp_path / "once", max_steps=4, eval_steps=4), show_progress=False)
+    assert [h["step"] for h in once.history] == [4] and once.best["step"] == 4
+    assert once.best_checkpoint is not None and once.best_checkpoint.endswith("checkpoint-4") and reads == []
+    twice = train("toy", **_toy_config(toy_inputs, tmp_path / "twice", max_steps=4, eval_steps=2), show_progress=False)
+    assert [h["step"] for h in twice.history] == [2, 4] and reads == [twice.best_checkpoint]

@@ -215,6 +215,9 @@ def fit(
     step_rows = config.batch_size * process_count()  # each data-parallel process trains a batch per step
     steps_per_epoch = job.steps_per_epoch or math.ceil(rows / step_rows)
     eval_steps = config.eval_steps or max(1, planned_steps(config, steps_per_epoch) // 4)
+    # With one evaluation, at the last step (the demo's eval_steps = max_steps), or none, the best checkpoint is
+    # the final model: reading it back at the end only costs time.
+    reload_best = config.checkpoint == "best" and eval_steps < planned_steps(config, steps_per_epoch)
     bf16 = resolve_precision(config.precision, "precision") == "bf16"
     extra: dict[str, Any] = {}
     if job.batch_sampler is not None:
@@ -242,7 +245,7 @@ def fit(
         save_strategy="steps",
         save_steps=eval_steps,
         save_total_limit=config.save_total_limit,
-        load_best_model_at_end=config.checkpoint == "best",
+        load_best_model_at_end=reload_best,
         metric_for_best_model=job.best_metric,
         greater_is_better=job.greater_is_better,
         logging_steps=max(1, min(50, eval_steps // 2)),
