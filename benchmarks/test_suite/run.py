@@ -6,9 +6,10 @@ optionally `make demo`. Each is timed by wall clock, and the suite also by pytes
     python -m benchmarks.test_suite.run run [--empty-caches] [--demo] [--order parallel serial] [--keep]
     python -m benchmarks.test_suite.run render
 
-The clone is made beside this repository (so `../shared/data` resolves as it does here) and removed afterwards
-unless --keep. As in CI, $POLYEMBED_DATA is unset; --empty-caches gives the clone new, empty uv, pip and
-polyembed caches (setup then downloads every wheel and converts me5-small, as on a fresh machine).
+The clone is made beside this repository (so `../shared/data` resolves from it as it does from here) and removed
+afterwards unless --keep. As in CI, $POLYEMBED_DATA is unset; --empty-caches gives the clone new, empty uv, pip
+and polyembed caches in a temporary folder (setup then fetches every wheel and converts me5-small, as on a fresh
+machine).
 Results: results/bench/test_suite/results.json. Run it on an otherwise idle machine: it is a timing.
 """
 
@@ -52,14 +53,14 @@ def timed(command: str, clone: Path, env: dict[str, str], log: Path) -> dict[str
     return result
 
 
-def clone_environment(clone: Path, empty_caches: bool) -> dict[str, str]:
-    """CI's environment: no data root set, the Hub offline; with `empty_caches`, new empty caches in the clone."""
+def clone_environment(caches: Path, empty_caches: bool) -> dict[str, str]:
+    """CI's environment: no data root set, the Hub offline; with `empty_caches`, new empty caches in `caches`."""
     env = {key: value for key, value in os.environ.items() if key not in ("POLYEMBED_DATA", "VIRTUAL_ENV")}
     env["HF_HUB_OFFLINE"] = "1"
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(REPO)))
     if empty_caches:
         for name, folder in (("POLYEMBED_CACHE", "polyembed"), ("UV_CACHE_DIR", "uv"), ("PIP_CACHE_DIR", "pip")):
-            env[name] = str(clone / ".fresh-caches" / folder)
+            env[name] = str(caches / folder)
     return env
 
 
@@ -67,13 +68,13 @@ def run(order: list[str], empty_caches: bool, demo: bool, keep: bool) -> dict[st
     """Clone, set up, run the suite in each mode of `order` (and the demo); the stored result."""
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
                             check=True).stdout.strip()
-    clone = Path(tempfile.mkdtemp(prefix=f"{REPO.name}-fresh-", dir=REPO.parent))
+    repo = Path(tempfile.mkdtemp(prefix=f"{REPO.name}-fresh-", dir=REPO.parent))  # ../shared/data as from REPO
+    caches = Path(tempfile.mkdtemp(prefix="polyembed-fresh-caches-"))
     logs = OUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone / "repo")], check=True)
-        repo = clone / "repo"
-        env = clone_environment(clone, empty_caches)
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(repo)], check=True)
+        env = clone_environment(caches, empty_caches)
         steps: dict[str, Any] = {"setup": timed("make setup", repo, env, logs / "setup.log")}
         if steps["setup"]["exit_code"]:
             raise SystemExit(f"make setup failed in {repo}: see {logs / 'setup.log'}")
@@ -83,9 +84,10 @@ def run(order: list[str], empty_caches: bool, demo: bool, keep: bool) -> dict[st
             steps["demo"] = timed("make demo", repo, env, logs / "demo.log")
     finally:
         if keep:
-            print(f"clone kept: {clone / 'repo'}")
+            print(f"clone kept: {repo} (caches: {caches})")
         else:
-            shutil.rmtree(clone, ignore_errors=True)
+            shutil.rmtree(repo, ignore_errors=True)
+            shutil.rmtree(caches, ignore_errors=True)
     return {"command": invocation(), "commit": commit, "machine": machine(), "empty_caches": empty_caches,
             "order": order, "steps": steps}
 

@@ -31,7 +31,7 @@ def test_a_step_is_timed_and_its_pytest_summary_read(tmp_path: Path) -> None:
     assert failed["exit_code"] == 3 and failed["last_line"] == "broken" and "pytest_seconds" not in failed
 
 
-def test_ci_has_no_data_root_and_fresh_caches_live_in_the_clone(tmp_path: Path,
+def test_ci_has_no_data_root_and_fresh_caches_are_empty_folders_of_their_own(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from benchmarks.test_suite.run import clone_environment
 
@@ -39,7 +39,7 @@ def test_ci_has_no_data_root_and_fresh_caches_live_in_the_clone(tmp_path: Path,
     env = clone_environment(tmp_path, empty_caches=True)
     assert "POLYEMBED_DATA" not in env and env["HF_HUB_OFFLINE"] == "1"
     assert {env[name] for name in ("POLYEMBED_CACHE", "UV_CACHE_DIR", "PIP_CACHE_DIR")} == {
-        str(tmp_path / ".fresh-caches" / folder) for folder in ("polyembed", "uv", "pip")}
+        str(tmp_path / folder) for folder in ("polyembed", "uv", "pip")}
     kept = clone_environment(tmp_path, empty_caches=False)
     assert kept.get("UV_CACHE_DIR") == os.environ.get("UV_CACHE_DIR") and "POLYEMBED_DATA" not in kept
 
@@ -49,7 +49,7 @@ def test_the_section_renders_every_step_and_the_cut(tmp_path: Path, monkeypatch:
     first = rendered_twice(module, docs)
     assert "`python -m benchmarks.test_suite.run run --empty-caches --demo` (AMD EPYC (AVX-512 with VNNI)" in first
     assert "new, empty uv, pip and polyembed caches" in first
-    assert "| setup | `make setup` | 361 s (6 min 01 s) | exit 0; me5-small: ready |" in first
+    assert "| setup | `make setup` | 361 s (6 min 01 s) | exit 0 |" in first  # its last line names local paths
     assert ("| serial | `make test PYTEST_WORKERS='-p no:xdist'` | 515 s (8 min 35 s) | exit 0; 1598 passed, 2 "
             "skipped in 508.07s (0:08:28) |") in first
     assert "| demo | `make demo` | 299 s (4 min 59 s) | exit 0; wrote results/demo/report.md / results" in first
@@ -67,6 +67,10 @@ def test_a_small_cut_is_called_a_miss(tmp_path: Path, monkeypatch: pytest.Monkey
     module.render()
     assert "is 21% below the serial run's** (400 s against 508 s" in docs.read_text(encoding="utf-8")
     assert "which misses the goal of 35%" in docs.read_text(encoding="utf-8")
+    payload["steps"]["serial"]["exit_code"] = 2
+    (results / "results.json").write_text(json.dumps(payload), encoding="utf-8")
+    module.render()
+    assert "The two test runs did not both pass: no comparison." in docs.read_text(encoding="utf-8")
 
 
 def test_without_stored_results_the_docs_stay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -297,3 +297,32 @@ def test_a_cache_folder_that_is_a_file_names_polyembed_cache(tmp_path: Path, cou
     with pytest.raises(CacheDirError, match=rf"cache folder {tmp_path / 'cache-file'} \(POLYEMBED_CACHE=.*\): "
                                             r"cannot use it \(it is a file, not a folder\)"):
         EmbeddingStore(counting)
+
+
+def test_a_store_another_process_holds_is_waited_for_then_a_clear_error(tmp_path: Path, counting: CountingEncoder,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs sharing a store (a killed run and its rerun side by side) wait for each other's lock; a lock held
+    past LOCK_WAIT is an error naming the store and what to do."""
+    import sqlite3
+    import threading
+
+    from polyembed.models import embedding_cache
+
+    store = EmbeddingStore(counting, tmp_path / "store")
+    store.embed(["first"], show_progress_bar=False)
+    other = sqlite3.connect(store.file, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")  # what another process's write transaction holds
+    threading.Timer(0.5, other.rollback).start()
+    second = EmbeddingStore(counting, tmp_path / "store")
+    assert second.embed(["second"], show_progress_bar=False).shape == (1, 256)  # waited for the lock, then wrote
+    assert len(second) == 2
+
+    monkeypatch.setattr(embedding_cache, "LOCK_WAIT", 0.3)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        third = EmbeddingStore(counting, tmp_path / "store")
+        with pytest.raises(embedding_cache.StoreError, match="another process kept the embedding store locked"):
+            third.embed(["third"], show_progress_bar=False)
+    finally:
+        other.rollback()
+        other.close()

@@ -28,9 +28,10 @@ import contextlib
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,27 @@ from polyembed.models.encoder import WrappedEncoder
 from polyembed.models.loading import as_encoder
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+LOCK_WAIT = 60.0
+"""Seconds a store operation waits for another process's lock before it gives up with a StoreError."""
+
+
+def _waiting(operation: Callable[[], T]) -> T:
+    """`operation()`, tried again while another process holds the store's lock. SQLite's own busy timeout does
+    not cover every case: a WAL store being opened, switched to WAL or recovered by another process answers
+    "database is locked" at once. Two runs sharing a store (a killed run and its rerun, two runs side by side)
+    then wait for each other instead of failing."""
+    deadline = time.monotonic() + LOCK_WAIT
+    pause = 0.05
+    while True:
+        try:
+            return operation()
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(1.0, pause * 2)
 
 class StoreError(PolyembedError):
     """The store file cannot be read, opened or written: the message names it and what to do."""
@@ -133,10 +155,10 @@ class EmbeddingStore(WrappedEncoder):
                 raise StoreError(f"{self.directory}: cannot be the embedding store's folder ({why}); give a "
                                  "folder polyembed can create or write in") from None
             with self._readable():
-                connection = sqlite3.connect(self.file, timeout=60)
+                connection = sqlite3.connect(self.file, timeout=LOCK_WAIT)
             try:
                 with self._readable():
-                    self._prepare(connection)
+                    _waiting(lambda: self._prepare(connection))
             except BaseException:
                 connection.close()
                 raise
@@ -181,10 +203,11 @@ class EmbeddingStore(WrappedEncoder):
     def _lookup(self, language: str, sentences: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of `sentences` whose checksum holds; a row that fails it is left out (so encoded
         again and replaced) and counted in the log."""
-        found: dict[str, np.ndarray] = {}
         database = self._db()
-        corrupt = unchecked = 0
-        with self._readable():
+
+        def read() -> tuple[dict[str, np.ndarray], int, int]:
+            found: dict[str, np.ndarray] = {}
+            corrupt = unchecked = 0
             for start in range(0, len(sentences), _LOOKUP_CHUNK):
                 chunk = sentences[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -199,6 +222,10 @@ class EmbeddingStore(WrappedEncoder):
                         corrupt += 1
                     else:
                         found[sentence] = np.frombuffer(blob, dtype=np.float32)
+            return found, corrupt, unchecked
+
+        with self._readable():
+            found, corrupt, unchecked = _waiting(read)
         if corrupt:
             logger.warning("%s: %d stored embeddings failed their checksum (changed on disk); encoding them again",
                            self.file, corrupt)
@@ -212,13 +239,17 @@ class EmbeddingStore(WrappedEncoder):
         for sentence, vector in zip(sentences, vectors, strict=True):
             blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
             rows.append((language, sentence, blob, row_checksum(language, sentence, blob)))
-        with self._readable(), database:  # one transaction: all rows or none
-            database.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        def write() -> None:
+            with database:  # one transaction: all rows or none (rolled back before a retry)
+                database.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+
+        with self._readable():
+            _waiting(write)
 
     def __len__(self) -> int:
         database = self._db()
         with self._readable():
-            return int(database.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            return _waiting(lambda: int(database.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]))
 
     def __contains__(self, sentence: object) -> bool:
         return isinstance(sentence, str) and bool(self._lookup("", [sentence]))
