@@ -39,7 +39,7 @@ def render() -> None:
                                        END])
         return
     steps = payload["steps"]
-    caches = ("new, empty uv, pip and polyembed caches (every wheel downloaded, me5-small converted)"
+    caches = ("new, empty uv, pip and polyembed caches (every wheel fetched again, me5-small converted)"
               if payload["empty_caches"] else "the machine's uv, pip and polyembed caches")
     lines = [START, "### The README's commands from a fresh clone", "",
              f"`{payload['command']}` ({payload['machine']['cpu']}): a fresh clone of the committed code beside the "

@@ -217,9 +217,10 @@ def serve_command(
         "overload, and requests get a 429 while the wait is above it, until it has stayed below for a second.",
         min=0, max=3600, envvar="POLYEMBED_QUEUE_TARGET_SECONDS")] = 0.0,
     backend: Annotated[Literal["auto", "torch", "onnx", "onnx-int8", "openvino", "openvino-int8"], typer.Option(
-        help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (a "
-        "torch model is exported once into the cache); auto (an ONNX export runs its own graph, int8 where it has "
-        "one; anything else torch). The startup log and /v1/models say which.", envvar="POLYEMBED_BACKEND")] = "auto",
+        help="Runtime: torch; onnx (fp32) or onnx-int8 on onnxruntime; openvino or openvino-int8 on OpenVINO (the "
+        "static int8 graph where the export has one; a torch model is exported once into the cache); auto (an "
+        "ONNX export runs its own graph, int8 where it has one; anything else torch). The startup log and "
+        "/v1/models say which.", envvar="POLYEMBED_BACKEND")] = "auto",
     shutdown_timeout: Annotated[float, typer.Option(
         help="On SIGTERM / Ctrl-C: seconds accepted requests get to finish; new connections are refused.",
         min=0, envvar="POLYEMBED_SHUTDOWN_TIMEOUT")] = 30.0,

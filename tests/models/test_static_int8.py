@@ -115,6 +115,17 @@ def test_the_card_and_the_record_list_the_static_graphs(static_export) -> None:
     assert manifest["produced_by"]["calibration"] == "8 sentences of `calibration.txt`"
 
 
+def test_the_openvino_int8_backend_runs_the_static_graph_where_the_export_has_one(static_export) -> None:
+    """OpenVINO runs the static IR on its int8 kernels and the dynamic one in float: `--backend openvino-int8`
+    takes the static IR when the export has it; onnx-int8 keeps the dynamic graph, the faster one there."""
+    from polyembed.models.backends import load_with_backend
+    from polyembed.models.export_files import INT8_FILE
+
+    _, folder = static_export
+    assert load_with_backend(str(folder), "openvino-int8").graph_file == OPENVINO_STATIC_INT8_FILE
+    assert load_with_backend(str(folder), "onnx-int8").graph_file == INT8_FILE
+
+
 def test_a_changed_static_graph_is_refused_and_the_others_still_load(static_export, tmp_path) -> None:
     import shutil
 

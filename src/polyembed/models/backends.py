@@ -61,7 +61,10 @@ def load_with_backend(model: str, backend: str = "auto", option: str = "--backen
 
 def _graph_of(folder: Path, backend: str, name: str, option: str) -> OnnxEncoder:
     """The export's fp32 or int8 graph, named as the user named the model; OpenVINO reads the export's IR of
-    that graph where it has one (`polyembed export --openvino`), else the ONNX graph itself."""
+    that graph where it has one (`polyembed export --openvino`), else the ONNX graph itself. For int8 on OpenVINO
+    the statically quantised IR comes first (`export --openvino --static-int8`): OpenVINO runs it on its int8
+    kernels, while the dynamic graph runs there in float (the scale-out benchmarks measure both)."""
+    from polyembed.models.export_files import OPENVINO_STATIC_INT8_FILE
     from polyembed.models.onnx_export import (
         FP32_FILE,
         INT8_FILE,
@@ -76,6 +79,8 @@ def _graph_of(folder: Path, backend: str, name: str, option: str) -> OnnxEncoder
     if not (folder / graph).is_file():
         raise PolyembedError(f"{argument(option, 'backend')} {backend}: the export {folder} has no {graph} "
                              "(export again with quantisation)")
+    if openvino and int8 and (folder / OPENVINO_STATIC_INT8_FILE).is_file():
+        return load_onnx(folder / OPENVINO_STATIC_INT8_FILE, name=name)
     ir = folder / (OPENVINO_INT8_FILE if int8 else OPENVINO_FP32_FILE)
     if openvino and ir.is_file():
         return load_onnx(ir, name=name)
