@@ -64,6 +64,7 @@ def _waiting(operation: Callable[[], T]) -> T:
             time.sleep(pause)
             pause = min(1.0, pause * 2)
 
+
 class StoreError(PolyembedError):
     """The store file cannot be read, opened or written: the message names it and what to do."""
 
@@ -239,6 +240,7 @@ class EmbeddingStore(WrappedEncoder):
         for sentence, vector in zip(sentences, vectors, strict=True):
             blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
             rows.append((language, sentence, blob, row_checksum(language, sentence, blob)))
+
         def write() -> None:
             with database:  # one transaction: all rows or none (rolled back before a retry)
                 database.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
