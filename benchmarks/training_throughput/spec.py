@@ -25,7 +25,7 @@ PHASES = (
     ("loop", "the optimizer steps (the training phase)"),
     ("evaluation", "dev evaluation after the last step"),
     ("checkpoint", "checkpoint after the last step"),
-    ("after", "rest of `trainer.train()` (best checkpoint loaded back)"),
+    ("after", "rest of `trainer.train()` (the best checkpoint read back if an evaluation came before the last step)"),
     ("finish", "model saved (polyembed: with training.json and card)"),
 )
 """Every phase of a job in order, each with what it holds; together they are the whole job's wall time."""
