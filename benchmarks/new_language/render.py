@@ -11,8 +11,9 @@ from typing import Any
 
 from benchmarks.common.docs_sections import publish
 from benchmarks.common.results import DOCS
-from benchmarks.new_language.spec import BASE, END, RESULTS, START
+from benchmarks.new_language.spec import BASE, END, METHOD_NOTES, RESULTS, START
 from polyembed.eval.compare import score_half_width
+from polyembed.languages import normalize_language
 
 AFRICAN = {
     "data": "MAFAND-MT's train split (news)",
@@ -145,11 +146,13 @@ def _summary(methods: dict[str, list[dict[str, Any]]], test_keys: list[str], els
 
 
 def _budgets(methods: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Each run's steps (a multi-stage run's: per stage, times its stages), wall and training minutes, memory."""
     lines = ["| method | seed | steps | wall minutes | of which training steps | peak memory GB |",
              "|---|---|---|---|---|---|"]
     for name in sorted(m for m in methods if m != BASE):
         for entry in methods[name]:
-            lines.append(f"| {name} | {entry['seed']} | {entry['steps']} | {entry['wall_seconds'] / 60:.1f} | "
+            steps = f"{entry['steps']} x {entry['stages']} stages" if entry.get("stages") else entry["steps"]
+            lines.append(f"| {name} | {entry['seed']} | {steps} | {entry['wall_seconds'] / 60:.1f} | "
                          f"{entry['train_seconds'] / 60:.1f} | {entry['peak_memory_mb'] / 1024:.1f} |")
     return lines
 
@@ -187,9 +190,14 @@ def _forgetting(family: dict[str, Any]) -> list[str]:
             if key != BASE and "forgetting" in entry}
     if not base or not runs:
         return []
-    keys = [k for k in base if k.split("/", 1)[1] != "avg"]
+    trained = {normalize_language(code) for code in family.get("languages", [])}
+    measured = [k for k in base if k.split("/", 1)[1] != "avg"]
+    keys = [k for k in measured if normalize_language(k.split("/", 1)[1]) not in trained]
+    left_out = [k for k in measured if k not in keys]
     lines = ["Forgetting on every language: each LASER Tatoeba language and each TICO-19 language (1,000 evenly "
-             "spaced rows), retrieval accuracy against the base model (`run ... forgetting --runs KEY`):", "",
+             "spaced rows), retrieval accuracy against the base model (`run ... forgetting --runs KEY`)"
+             + (f"; the trained languages' rows ({', '.join(left_out)}) are left out, their gains are in the test "
+                "table" if left_out else "") + ":", "",
              "| run | languages scored | of which >= 500 rows | losing more than 1 point (>= 500 rows) | "
              "largest loss | largest gain |", "|---|---|---|---|---|---|"]
     moved: set[str] = set()
@@ -242,7 +250,9 @@ def section(payload: dict[str, Any]) -> list[str]:
             "by each method's measured seconds per step; the last table shows the real minutes). Cells: mean over "
             "seeds (each seed in brackets) and, on test rows, the 95 % interval of one run's score on that many "
             "rows (binomial for retrieval accuracy, Fisher's z for Spearman). Methods are compared on the dev "
-            "splits; the test rows are reported, not chosen on.",
+            "splits; the test rows are reported, not chosen on. The methods:",
+            "",
+            *[f"- {name}: {METHOD_NOTES.get(name, 'see the runner')}." for name in sorted(methods) if name != BASE],
             "",
             f"Dev ({described['dev']}):",
             "",

@@ -106,6 +106,8 @@ FAMILIES: dict[str, Family] = {
 
 # Each method at its own measured recipe; the family's languages, datasets, batch, steps and seed are set per run.
 DISTILL_PRESET = REPO / "src" / "polyembed" / "presets" / "distill-demo.yaml"
+MODULAR = "modular-pipeline"
+"""Not one training method but the modular pipeline's stages (`polyembed train modular pipeline`)."""
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "distill": ("distill", {}),  # the demo's recipe (read from its preset below)
     # the demo's recipe with translation ranking added to its MSE: the MSE keeps the space near where the
@@ -115,6 +117,11 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "tr+wtr": ("wacse", {"objectives": ["tr", "wtr"]}),
     # EMMA-X's phase 1 (contrastive warm-up with the rank classifier) at benchmarks.emmax.run's settings
     "emmax-phase-1": ("emmax-warmup", {"freeze_embeddings": True, "max_seq_length": 64, "dev_sts_pairs": 0}),
+    # the modular recipe (LA + SE per language and for the English pivot, CLA per language, one routed bundle) at
+    # the pipeline's defaults; languages outside the bundle are encoded by the English pivot. Its stages read
+    # their own registry data (LA text, SE paraphrases, CLA paraphrases and bitext), capped at the same pairs per
+    # language; `steps` counts each stage's steps.
+    "modular": (MODULAR, {"unknown_language": "pivot"}),
 }
 
 
@@ -130,6 +137,10 @@ def _distill_recipe() -> dict[str, Any]:
 def method_options(method: str, family: Family, steps: int, seed: int) -> dict[str, Any]:
     """Every option of one run: the method's recipe, then what all methods share."""
     kind, recipe = METHODS[method]
+    if kind == MODULAR:
+        return {**recipe, "languages": family.languages, "max_pairs": PAIRS_PER_LANGUAGE, "batch_size": BATCH_SIZE,
+                "la_steps": steps, "se_steps": steps, "cla_steps": steps, "keep_checkpoints": False, "seed": seed,
+                "student": BASE}
     if kind == "distill":
         recipe = {**_distill_recipe(), **recipe}
     return {**recipe, "languages": family.languages, "datasets": family.datasets,
@@ -159,7 +170,32 @@ def _train(method: str, family: Family, steps: int, seed: int, folder: Path) -> 
     from polyembed.methods.modular.pipeline import run_stage
 
     kind, _ = METHODS[method]
+    if kind == MODULAR:
+        return _train_modular(folder, method_options(method, family, steps, seed))
     return run_stage(kind, folder, False, **method_options(method, family, steps, seed))
+
+
+def _train_modular(folder: Path, options: dict[str, Any]) -> dict[str, Any]:
+    """The modular pipeline in `folder` (finished stages reused), summed as one run: `steps` per stage, the
+    stages' training seconds, the largest peak memory of a stage; wall time includes the vocabulary steps."""
+    from polyembed.config import build_config
+    from polyembed.methods.modular.pipeline import ModularPipelineConfig, run_pipeline
+
+    summary = folder / "training.json"
+    if summary.is_file():
+        return json.loads(summary.read_text(encoding="utf-8"))
+    config, _ = build_config(ModularPipelineConfig, None, {**options, "output_dir": str(folder)})
+    started = time.perf_counter()
+    pipeline = run_pipeline(config, show_progress=False)
+    stages = [stage for language in pipeline["languages"].values() for stage in language["stages"].values()]
+    out = {"model_dir": pipeline["bundle"], "steps": options["la_steps"], "stages": len(stages),
+           "wall_seconds": round(time.perf_counter() - started, 1),
+           "train_seconds": round(sum(json.loads((Path(stage["model_dir"]).parent / "training.json")
+                                                 .read_text(encoding="utf-8"))["train_seconds"]
+                                      for stage in stages), 1),
+           "peak_memory_mb": max(stage["peak_memory_mb"] or 0 for stage in stages)}
+    write_json(summary, out)
+    return out
 
 
 def calibrate(family_name: str, methods: list[str]) -> None:
@@ -168,7 +204,8 @@ def calibrate(family_name: str, methods: list[str]) -> None:
     family = FAMILIES[family_name]
     table = results.setdefault("calibration", {}).setdefault(family_name, {})
     for method in methods:
-        folder = OUT / family_name / "calibrate" / method
+        # seed 0's run at the probe's steps: a budget that comes out at the probe's steps reuses it
+        folder = OUT / family_name / "seed-0" / f"{method}-{PROBE_STEPS}"
         trained = _train(method, family, PROBE_STEPS, 0, folder)
         per_step = trained["train_seconds"] / trained["steps"]
         table[method] = {"seconds_per_step": round(per_step, 2),
@@ -236,6 +273,8 @@ def run(family_name: str, seeds: list[int], minutes: float, methods: list[str], 
                           "wall_seconds": trained["wall_seconds"], "train_seconds": trained["train_seconds"],
                           "peak_memory_mb": trained["peak_memory_mb"], "machine": machine(),
                           "options": method_options(method, family, steps, seed)})
+            if "stages" in trained:  # the modular pipeline: `steps` per stage
+                entry["stages"] = trained["stages"]
             write_json(RESULTS, results)
             score(entry, trained["model_dir"], family, lambda: write_json(RESULTS, results),
                   CURVE_PARTS if curve else PARTS)

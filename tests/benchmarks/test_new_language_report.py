@@ -43,6 +43,7 @@ def test_the_section_shows_every_language_each_seed_and_the_error_cut(tmp_path: 
     text = docs.read_text(encoding="utf-8")
     assert text.endswith("\n\nNotes\n") and "on Test CPU, 2 cores" in text
     assert "| subset | me5-small | distill | tr |" in text
+    assert "- tr: WACSE's translation ranking alone." in text  # each method row said what it is
     assert "| mafand-retrieval/yor | 70.0 | 71.0 | 83.0 (82.0 / 84.0) |" in text  # dev: no intervals
     assert "| mafand-retrieval/yor | 70.0 ±2.3 | 71.0 ±2.3 | 83.0 (82.0 / 84.0) ±1.9 |" in text  # test
     assert "mafand-retrieval/avg" not in text  # the tables' own mean row instead
@@ -86,10 +87,10 @@ def test_curve_points_forgetting_and_sts_test_rows_have_their_own_tables(tmp_pat
     base = {"dev": {"kardes-sts/en-kk": {"value": 50.0, "n": 300}}, "test": scores(60.0, 65.0),
             "elsewhere": {"tatoeba/deu": {"value": 96.0, "n": 1000}},
             "forgetting": {"tatoeba/deu": {"value": 96.0, "n": 1000}, "tatoeba/kab": {"value": 40.0, "n": 1000},
-                           "tatoeba/ido": {"value": 80.0, "n": 400}}}
+                           "tatoeba/ido": {"value": 80.0, "n": 400}, "tatoeba/tat": {"value": 60.0, "n": 1000}}}
     main = run("tr", 8, 80.0)
     main["forgetting"] = {"tatoeba/deu": {"value": 95.5, "n": 1000}, "tatoeba/kab": {"value": 37.0, "n": 1000},
-                          "tatoeba/ido": {"value": 82.0, "n": 400}}
+                          "tatoeba/ido": {"value": 82.0, "n": 400}, "tatoeba/tat": {"value": 80.0, "n": 1000}}
     payload = {"families": {"turkic": {
         "languages": ["tt", "kk"], "datasets": ["tatoeba-challenge"],
         "described": {"data": "Tatoeba-Challenge pairs", "dev": "Kardes STS dev", "test": "Tatoeba and Kardes"},
@@ -112,3 +113,5 @@ def test_curve_points_forgetting_and_sts_test_rows_have_their_own_tables(tmp_pat
     assert "| tr/seed-0 | 3 | 2 | tatoeba/kab -3.0 | tatoeba/kab -3.0 | tatoeba/ido +2.0 |" in text
     assert "| tatoeba/kab | 1000 | 40.0 ±3.0 | -3.0 |" in text and "| tatoeba/ido | 400 |" in text
     assert "tatoeba/deu | 1000 | 96.0" not in text  # moved by half a point only
+    # a trained language (tat = tt) is not forgetting: left out of the summary, named above it
+    assert "the trained languages' rows (tatoeba/tat) are left out" in text and "| tatoeba/tat | 1000 |" not in text
