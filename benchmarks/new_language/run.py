@@ -109,7 +109,8 @@ DISTILL_PRESET = REPO / "src" / "polyembed" / "presets" / "distill-demo.yaml"
 MODULAR = "modular-pipeline"
 """Not one training method but the modular pipeline's stages (`polyembed train modular pipeline`)."""
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
-    "distill": ("distill", {}),  # the demo's recipe (read from its preset below)
+    # the demo's recipe (read from its preset below), distillation alone whatever the preset adds
+    "distill": ("distill", {"ranking_weight": 0.0}),
     # the demo's recipe with translation ranking added to its MSE: the MSE keeps the space near where the
     # targets put it, the ranking term is what lifted retrieval in the tr rows
     "distill+tr": ("distill", {"ranking_weight": 0.1}),
