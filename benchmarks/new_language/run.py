@@ -11,7 +11,10 @@ same bitext and the same minutes of this machine, scored on the same held-out da
 A method's budget is wall-clock minutes, turned into its own number of optimizer steps: `calibrate` trains each
 method for a few steps and keeps its seconds per step and its fixed cost (loading, data, a teacher's embeddings,
 word alignment, the dev evaluation at the end); `run` trains (budget - fixed) / (seconds per step) steps. Every
-run's real wall time is stored beside its scores, so the table shows how equal the budgets came out.
+run's real wall time is stored beside its scores, so the table shows how equal the budgets came out. The modular
+recipe is one pipeline of stages (LA and SE per language, SE for the English pivot, CLA per language): its steps
+count per stage, its fixed cost is every stage's, and a budget its fixed cost fills runs at the probe's steps
+(the calibration's own run, reused).
 
 Scores: dev splits (what a choice between methods rests on), the trained languages' test splits, and what the
 run may have cost elsewhere (other languages' retrieval, cross-lingual STS). Results: results/bench/new_language/

@@ -20,7 +20,7 @@ METHOD_NOTES = {
     "modular": "the modular recipe: per language a pruned-vocabulary encoder through LA and SE, then CLA to the "
                "English pivot (which gets SE), routed by language in one bundle; languages outside the bundle are "
                "encoded by the pivot. Its stages also read what they need besides the bitext (paraphrase pairs of "
-               "stsb-multi-mt and Kardes XNLI for SE and CLA, Kardes XNLI bitext for CLA), each kind capped at the "
-               "same pairs per language, and its steps count per stage",
+               "Tatoeba-Challenge, stsb-multi-mt and Kardes XNLI for SE and CLA, Kardes XNLI bitext for CLA), each "
+               "kind capped at the same pairs per language, and its steps count per stage",
 }
 """What each method row is, for the renderer's list under each family's first paragraph."""
