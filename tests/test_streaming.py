@@ -343,6 +343,7 @@ encode_to_shards(Slow(), sys.argv[1], sys.argv[2], StreamOptions(shard_size=3), 
 
 def test_a_run_killed_with_sigkill_resumes_to_byte_identical_files(tmp_path, corpus) -> None:
     """kill -9 between shards, then the same command: every file equals an uninterrupted run's, byte for byte."""
+    import os
     import subprocess
     from pathlib import Path
 
@@ -351,8 +352,9 @@ def test_a_run_killed_with_sigkill_resumes_to_byte_identical_files(tmp_path, cor
     root = Path(__file__).resolve().parents[1]
     script = tmp_path / "run.py"
     script.write_text(KILLED_RUN)
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))  # the repo, then what was set
     run = subprocess.Popen([sys.executable, str(script), str(corpus), str(tmp_path / "killed"), "0.5"], cwd=root,
-                           env={**__import__("os").environ, "PYTHONPATH": str(root)})
+                           env={**os.environ, "PYTHONPATH": path})
     kill_after(run, tmp_path / "killed" / "shard-00001.check.json")
     assert not (tmp_path / "killed" / MANIFEST_FILE).exists()
     encode_to_shards(HashingEncoder(), corpus, tmp_path / "killed", StreamOptions(shard_size=3), show_progress=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+import torch
 import typer
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
@@ -52,7 +53,8 @@ def test_with_a_key_only_the_probes_and_metrics_are_open(tiny_folder) -> None:
         [listed] = httpx.get(f"{url}/v1/models", headers=keyed, timeout=30).json()["data"]
         assert listed["id"] == "tiny-served" and listed["object"] == "model" and isinstance(listed["created"], int)
         assert listed["polyembed"]["backend"] == "torch" and listed["polyembed"]["dimension"] == 32
-        assert listed["polyembed"]["device"] == "cpu" and listed["polyembed"]["precision"] == "float32"
+        assert listed["polyembed"]["device"] == ("cuda:0" if torch.cuda.is_available() else "cpu")  # auto
+        assert listed["polyembed"]["precision"] == "float32"
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
     assert 'polyembed_requests_total{status="401"} 7.0' in metrics  # refusals of the embeddings are counted
     log = server.stderr.read().decode()

@@ -116,8 +116,9 @@ class WordVectorEncoder:
             encoded = self.tokenizer(batch, is_split_into_words=True, truncation=True, max_length=self.max_length,
                                      padding=True, return_tensors="pt")
             with torch.inference_mode():
-                hidden = self.network(**encoded, output_hidden_states=True).hidden_states[self.layer]
-            hidden = hidden.float().numpy()
+                inputs = {key: value.to(self.network.device) for key, value in encoded.items()}
+                hidden = self.network(**inputs, output_hidden_states=True).hidden_states[self.layer]
+            hidden = hidden.float().cpu().numpy()
             for row, words in enumerate(batch):
                 vectors = np.zeros((len(words), hidden.shape[-1]), dtype=np.float32)
                 counts = np.zeros(len(words), dtype=np.float32)

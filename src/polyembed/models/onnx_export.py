@@ -131,7 +131,7 @@ def _export_graph(transformer: Any, tokenizer: Any, path: Path) -> None:
             return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
     wrapper = LastHiddenState(transformer).eval()  # eval: export restores the module's mode afterwards
-    sample = tokenizer(["an example sentence", "two"], return_tensors="pt", padding=True)
+    sample = tokenizer(["an example sentence", "two"], return_tensors="pt", padding=True).to(transformer.device)
     axes = {0: "batch", 1: "sequence"}
     torch.onnx.export(
         wrapper,

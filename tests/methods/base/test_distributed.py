@@ -35,7 +35,9 @@ def test_two_gloo_processes_match_one_process_with_the_whole_batch(tmp_path: Pat
         "max_steps": 10, "eval_steps": 5, "learning_rate": 1e-3, "dev_pairs_per_source": 10, "dev_sts_pairs": 0,
         "precision": "fp32", "dropout": 0.0,  # dropout masks differ per process; without it the runs can agree
     }
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    # CPU processes on a GPU machine too: there, each rank would otherwise ask for a GPU of its own
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1",
+           "CUDA_VISIBLE_DEVICES": ""}
     started = {}
     for processes, batch in ((1, 14), (2, 7)):  # side by side, one torch thread each
         config = tmp_path / f"run-{processes}.yaml"

@@ -120,8 +120,11 @@ def build_student(config: DistillConfig, data: Bitext, store: Any, output_dir: P
         english = list(dict.fromkeys(s for source in data.train for s in source.english))
         sample = random.Random(config.seed).sample(english, min(len(english), PROJECTION_FIT_SENTENCES))
         targets = store.embed(sample, show_progress_bar=False)
-        student.append(fit_projection(student, sample, targets, verbose, method=config.projection_fit,
-                                      precision=config.precision))
+        projection = fit_projection(student, sample, targets, verbose, method=config.projection_fit,
+                                    precision=config.precision)
+        # on the student's device now: an encode that has to move a module does it in inference mode under some
+        # sentence-transformers versions, and training then refuses the moved (inference) weights
+        student.append(projection.to(student.device))
     apply_student_options(student, config)
     add_adapter(student, config)  # LoRA starts as the identity: targets and anchors need no adapter-free copy
     return student, transfer_report

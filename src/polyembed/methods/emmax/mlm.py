@@ -43,7 +43,7 @@ class JointMlm(nn.Module):
         self.probability, self.label_smoothing = probability, label_smoothing
         self.vocabulary_size = transformer.get_input_embeddings().weight.shape[0]
         self.head = MaskedLanguageModelingHead(config.hidden_size, self.vocabulary_size,
-                                               getattr(config, "layer_norm_eps", 1e-12))
+                                               getattr(config, "layer_norm_eps", 1e-12)).to(model.device)
 
     def mask(self, features: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """(the features with masked input ids, labels: the original id at masked positions, IGNORE_INDEX

@@ -53,7 +53,7 @@ class MaskedLanguageModelingLoss(nn.Module):
         self.head = MaskedLanguageModelingHead(
             config.hidden_size, model[0].auto_model.get_input_embeddings().weight.shape[0],
             getattr(config, "layer_norm_eps", 1e-12),
-        )
+        ).to(model.device)  # the held-out evaluation runs before the trainer moves the loss
 
     def masked_loss_sum(
         self, features: dict[str, torch.Tensor], generator: torch.Generator | None = None

@@ -106,7 +106,8 @@ class WordAlignedTranslationLoss(nn.Module):
                 raise ValueError("aligned word prediction needs a tokenizer with a mask token")
             config = transformer.config
             rows = transformer.get_input_embeddings().weight.shape[0]
-            self.head = MaskedLanguageModelingHead(config.hidden_size, rows, getattr(config, "layer_norm_eps", 1e-12))
+            self.head = MaskedLanguageModelingHead(config.hidden_size, rows,
+                                                   getattr(config, "layer_norm_eps", 1e-12)).to(model.device)
         self.last_parts: dict[str, float] = {}
 
     def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
