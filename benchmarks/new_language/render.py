@@ -213,7 +213,8 @@ def _forgetting(family: dict[str, Any]) -> list[str]:
                      + f" | {worst} {changes[worst]:+.1f} | {best} {changes[best]:+.1f} |")
     lines += ["", "Rows that move by a point or more in any of these runs (base score with its 95 % interval):", "",
               "| subset | rows | " + BASE + " | " + " | ".join(runs) + " |", "|---|---|---|" + "---|" * len(runs)]
-    for k in sorted(moved, key=lambda k: min(runs[r][k]["value"] - base[k]["value"] for r in runs if k in runs[r])):
+    for k in sorted(moved, key=lambda k: (min(runs[r][k]["value"] - base[k]["value"] for r in runs if k in runs[r]),
+                                          k)):  # ties by name: the same order every render
         width = score_half_width("accuracy", base[k]["value"], base[k].get("n"))
         cells = [f"{runs[r][k]['value'] - base[k]['value']:+.1f}" if k in runs[r] else "-" for r in runs]
         lines.append(f"| {k} | {base[k].get('n')} | {base[k]['value']:.1f}"
