@@ -116,8 +116,8 @@ class WordVectorEncoder:
             encoded = self.tokenizer(batch, is_split_into_words=True, truncation=True, max_length=self.max_length,
                                      padding=True, return_tensors="pt")
             with torch.inference_mode():
-                inputs = {key: value.to(self.network.device) for key, value in encoded.items()}
-                hidden = self.network(**inputs, output_hidden_states=True).hidden_states[self.layer]
+                hidden = self.network(**encoded.to(self.network.device),
+                                      output_hidden_states=True).hidden_states[self.layer]
             hidden = hidden.float().cpu().numpy()
             for row, words in enumerate(batch):
                 vectors = np.zeros((len(words), hidden.shape[-1]), dtype=np.float32)
